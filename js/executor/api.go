@@ -110,6 +110,9 @@ type Timer interface {
 	C() <-chan time.Time
 	// Stop prevents the timer from firing; it reports whether it stopped it.
 	Stop() bool
+	// Reset changes the timer to fire after d, as time.Timer.Reset (Go 1.23+ semantics:
+	// no stale value is received after Stop or Reset).
+	Reset(d time.Duration) bool
 }
 
 // Clock is the time source of a Run: exactly what a fake needs to provide.
