@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/grafana/sobek"
+
+	"github.com/tokenstorm/tokenstorm/llm"
 )
 
 // ImportPath is the name scripts import the module by.
@@ -130,6 +132,7 @@ type ModuleInstance struct {
 	metrics *metricSet
 	err     error // from declaring the metrics; thrown by every call that would emit
 	exports *sobek.Object
+	clients map[string]*llm.Client // by configuration, reused across iterations
 }
 
 // NewModuleInstance builds the module for one VU. The host calls it in the VU's init
@@ -200,15 +203,10 @@ func (m *ModuleInstance) resolvePath(p string) string {
 		return filepath.Clean(p)
 	}
 	for _, f := range m.rt.CaptureCallStack(0, nil) {
-		name := f.SrcName()
-		if name == "" || name == "<native>" {
-			continue
-		}
-		name = strings.TrimPrefix(name, "file://")
+		name := strings.TrimPrefix(f.Position().Filename, "file://")
 		if filepath.IsAbs(name) {
 			return filepath.Join(filepath.Dir(name), p)
 		}
-		break
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
