@@ -53,10 +53,10 @@ func (o operator) compare(a, b float64) bool {
 type statKind uint8
 
 const (
-	statCount statKind = iota + 1 // counter: sum of values
-	statCounterRate               // counter: sum per second of test
-	statValue                     // gauge: last value
-	statRate                      // rate: share of non-zero samples
+	statCount       statKind = iota + 1 // counter: sum of values
+	statCounterRate                     // counter: sum per second of test
+	statValue                           // gauge: last value
+	statRate                            // rate: share of non-zero samples
 	statAvg
 	statMin
 	statMax
