@@ -237,9 +237,9 @@ func TestHandleSummary(t *testing.T) {
 	require.NoError(t, err)
 	var data struct {
 		Metrics map[string]struct {
-			Type       string                     `json:"type"`
-			Contains   string                     `json:"contains"`
-			Values     map[string]float64         `json:"values"`
+			Type       string                       `json:"type"`
+			Contains   string                       `json:"contains"`
+			Values     map[string]float64           `json:"values"`
 			Thresholds map[string]struct{ OK bool } `json:"thresholds"`
 		} `json:"metrics"`
 		RootGroup map[string]any `json:"root_group"`
