@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -233,7 +234,7 @@ func ParseScenarios(raw []byte) ([]Scenario, error) {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
 		return nil, optErr("scenarios", "invalid JSON")
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, optErr("scenarios", "invalid JSON: trailing data")
 	}
 	if len(out) == 0 {

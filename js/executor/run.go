@@ -548,22 +548,27 @@ type arrival struct {
 
 // runArrivals runs the open-model executors: a scheduler starts iteration k at
 // plan.at(k) on a free VU, initialising another (up to maxVUs) when none is free and
-// dropping the iteration when maxVUs are all busy. Free VUs wait on an unbuffered
-// channel, so a send succeeds exactly when one is free.
+// dropping the iteration when maxVUs are all busy. Free workers wait in a queue with
+// room for all of them, so neither side ever blocks on the other.
 func (s *scenarioRun) runArrivals(plan arrivals) {
-	work := make(chan arrival)
+	free := make(chan *arrivalWorker, s.sc.MaxVUs)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var workers int64
+	newWorker := func(vu VU) *arrivalWorker {
+		w := &arrivalWorker{s: s, idx: workers, vu: vu, work: make(chan arrival, 1), free: free}
+		workers++
+		return w
+	}
 	for range s.sc.PreAllocatedVUs {
 		vu, ok := s.acquire()
 		if !ok {
 			s.stop()
 			return
 		}
-		idx := workers
-		workers++
-		wg.Go(func() { s.arrivalWorker(idx, vu, work, nil) })
+		w := newWorker(vu)
+		free <- w
+		wg.Go(w.loop)
 	}
 	// The schedule starts once the pre-allocated VUs are in hand, so their set-up is
 	// not counted as lag.
@@ -594,21 +599,21 @@ func (s *scenarioRun) runArrivals(plan arrivals) {
 		}
 		a := arrival{due: t0.Add(at)}
 		select {
-		case work <- a:
+		case w := <-free:
+			w.work <- a // never blocks: a free worker's slot is empty
 		default:
 			if workers >= s.sc.MaxVUs {
 				s.drop()
 				continue
 			}
-			idx := workers
-			workers++
+			w := newWorker(nil)
+			w.work <- a
 			wg.Go(func() {
-				vu, ok := s.acquire()
-				if !ok {
+				if w.vu, ok = s.acquire(); !ok {
 					s.drop()
 					return
 				}
-				s.arrivalWorker(idx, vu, work, &a)
+				w.loop()
 			})
 		}
 	}
@@ -618,24 +623,35 @@ func (s *scenarioRun) runArrivals(plan arrivals) {
 	s.stop()
 }
 
-func (s *scenarioRun) arrivalWorker(idx int64, vu VU, work <-chan arrival, first *arrival) {
-	defer s.release(vu)
-	var inVU int64
-	run := func(a arrival) {
-		if s.r.hooks.Lag != nil {
-			s.r.hooks.Lag(s.sc, s.r.clock.Now().Sub(a.due))
-		}
-		s.iterate(s.hardCtx, vu, Iteration{Scenario: s.sc, InScenario: s.seq.Add(1) - 1, InVU: inVU, VUInScenario: idx})
-		inVU++
-	}
-	if first != nil {
-		run(*first)
-	}
+// arrivalWorker is one VU of an arrival-rate executor.
+type arrivalWorker struct {
+	s    *scenarioRun
+	idx  int64
+	vu   VU
+	inVU int64
+	work chan arrival // capacity 1
+	free chan<- *arrivalWorker
+}
+
+func (w *arrivalWorker) loop() {
+	s := w.s
+	defer s.release(w.vu)
 	for {
 		select {
-		case a := <-work:
-			run(a)
+		case a := <-w.work:
+			if s.r.hooks.Lag != nil {
+				s.r.hooks.Lag(s.sc, s.r.clock.Now().Sub(a.due))
+			}
+			s.iterate(s.hardCtx, w.vu, Iteration{Scenario: s.sc, InScenario: s.seq.Add(1) - 1, InVU: w.inVU, VUInScenario: w.idx})
+			w.inVU++
+			w.free <- w // never blocks: room for every worker
 		case <-s.stopCtx.Done():
+			// An arrival handed over as the scenario stopped did not start.
+			select {
+			case <-w.work:
+				s.drop()
+			default:
+			}
 			return
 		}
 	}
