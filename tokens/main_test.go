@@ -1,0 +1,10 @@
+package tokens
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// The package starts no goroutines; goleak keeps it that way.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
