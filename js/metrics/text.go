@@ -147,7 +147,10 @@ func writeChecks(b *strings.Builder, p painter, g *Group, indent string) {
 		if !hasChecks(sub) {
 			continue
 		}
-		b.WriteString("\n" + indent + "█ " + sub.Name + "\n\n")
+		b.WriteString("\n" + indent + "█ " + sub.Name + "\n")
+		if len(sub.Checks) > 0 {
+			b.WriteByte('\n')
+		}
 		writeChecks(b, p, sub, indent+"  ")
 	}
 }
