@@ -294,7 +294,7 @@ func (r *runner) compile(tags map[string]string) (*vm.Program, error) {
 		},
 		Registry: r.reg,
 		Emit:     r.emit,
-		Logger:   r.log.With(slog.String("source", "console")),
+		Logger:   r.log,
 		Tags:     tags,
 		Abort: func(reason string) {
 			r.stop(&vm.AbortError{Reason: reason})
@@ -438,6 +438,13 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		}
 	}
 	pool.onAbort = func(ab *vm.AbortError) { r.stop(ab) }
+
+	if !r.opts.Quiet && !r.opts.NoSummary {
+		writeBanner(r.opts.Stdout, r.path, scenarios, pool.max)
+	}
+	if (so.VUs != nil || r.opts.VUs != nil) && len(so.Scenarios) > 0 && r.opts.Duration == nil && r.opts.Iterations == nil {
+		r.log.Warn("vus is ignored when options.scenarios is set (as in k6): set vus per scenario, or give -d or -i to replace the scenarios")
+	}
 
 	// Pre-initialise the planned VUs, so init cost stays out of the measured run.
 	if err := pool.initN(ctx, execRun.PlannedVUs()); err != nil {

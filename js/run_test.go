@@ -227,7 +227,7 @@ func TestTestAbort(t *testing.T) {
 
 func TestHandleSummary(t *testing.T) {
 	outFile := filepath.Join(t.TempDir(), "sub", "summary.json")
-	res := run(t, "handle_summary.js", js.Options{Env: map[string]string{"OUT_FILE": outFile}})
+	res := run(t, "handle_summary.js", js.Options{Env: map[string]string{"OUT_FILE": outFile}, Quiet: true})
 	require.NoError(t, res.err)
 	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v", res.rep.Err)
 	assert.Equal(t, "custom stdout: 2\n", res.stdout.String(), "handleSummary replaces the text summary")

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func jsScript(name string) string { return filepath.Join("..", "..", "js", "testdata", name) }
+
+func TestRunCommand(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"passing script", []string{"run", "-q", "-e", "WHO=tester", jsScript("lifecycle.js")}, 0},
+		{"thresholds crossed", []string{"run", "-q", jsScript("thresholds_fail.js")}, 99},
+		{"invalid option", []string{"run", "-q", "-e", `OPT={"vus": -1}`, jsScript("bad_option.js")}, 104},
+		{"syntax error", []string{"run", "-q", jsScript("syntax_error.js")}, 107},
+		{"test.abort", []string{"run", "-q", jsScript("abort.js")}, 108},
+		{"-i overrides the scenarios", []string{"run", "-q", "-i", "2", "-u", "2", jsScript("overrides.js")}, 0},
+		{"-d overrides the scenarios", []string{"run", "-q", "-d", "200ms", jsScript("overrides.js")}, 0},
+		{"bad duration flag", []string{"run", "-d", "soon", jsScript("overrides.js")}, 2},
+		{"bad env flag", []string{"run", "-e", "NOEQUALS", jsScript("overrides.js")}, 2},
+		{"zero vus", []string{"run", "-u", "0", jsScript("overrides.js")}, 2},
+		{"no script", []string{"run"}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			assert.Equal(t, c.code, execute(c.args))
+		})
+	}
+}
+
+func TestRunSummaryExportAndTrendStats(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	out := filepath.Join(t.TempDir(), "summary.json")
+	code := execute([]string{"run", "-q", "--no-color", "--summary-export", out,
+		"--summary-trend-stats", "avg,p(99),count", "-e", "WHO=tester", jsScript("lifecycle.js")})
+	require.Equal(t, 0, code)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var exp struct {
+		Metrics map[string]map[string]any `json:"metrics"`
+	}
+	require.NoError(t, json.Unmarshal(b, &exp))
+	d := exp.Metrics["iteration_duration"]
+	require.NotNil(t, d)
+	assert.Contains(t, d, "p(99)")
+	assert.Contains(t, d, "count")
+	assert.NotContains(t, d, "p(95)", "--summary-trend-stats replaces the default stats")
+}
