@@ -59,7 +59,7 @@ func (l *eventLoop) run(ctx context.Context, after func() error) error {
 	for {
 		l.mu.Lock()
 		batch := l.queue
-		l.queue = l.spare[:0]
+		l.queue, l.spare = l.spare[:0], nil // the spare is handed over, never aliased
 		pending := l.pending
 		l.mu.Unlock()
 		if len(batch) == 0 {

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -177,6 +178,9 @@ func (vu *VU) sleep(secs float64) {
 	select {
 	case <-t.C:
 	case <-vu.ctx.Done():
+		// Stop the script right here rather than at the watcher's asynchronous interrupt,
+		// so no statement after sleep() runs in a cancelled iteration.
+		vu.rt.Interrupt(fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(vu.ctx)))
 	}
 }
 

@@ -180,7 +180,7 @@ func (p *Program) load(abs string, from *ScriptError) (*sobek.SourceTextModuleRe
 		}
 		return nil, fmt.Errorf("vm: reading script: %w", err)
 	}
-	body, err := sobek.Parse(abs, string(src), parser.IsModule, parser.WithDisableSourceMaps)
+	body, err := parser.ParseFile(nil, abs, string(src), 0, parser.IsModule, parser.WithDisableSourceMaps)
 	if err != nil {
 		return nil, errorFromParse(err)
 	}

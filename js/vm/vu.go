@@ -330,7 +330,8 @@ func (vu *VU) RunIteration(ctx context.Context, it executor.Iteration) error {
 
 	if ctx.Err() != nil && (err == nil || errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		if err == nil {
-			return nil // finished just as the stop came: it completed
+			vu.emitIteration(start, end) // finished just as the stop came: it completed
+			return nil
 		}
 		return fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
 	}
@@ -672,3 +673,6 @@ func atoiPos(s string) (int, error) {
 
 // scenarioT is executor.Scenario, named here for brevity.
 type scenarioT = executor.Scenario
+
+// Program returns the Program the VU was created from.
+func (vu *VU) Program() *Program { return vu.p }

@@ -1,0 +1,4 @@
+export const name = 'lib';
+export function double(x) {
+  return x * 2;
+}

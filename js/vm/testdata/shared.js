@@ -1,0 +1,2 @@
+import { opened } from './sub/opener.js';
+export const fromParent = 'parent:' + opened;
