@@ -43,7 +43,7 @@ func TestScriptErrors(t *testing.T) {
 		{
 			name:  "syntax error in import",
 			entry: "main.js", files: map[string]string{
-				"main.js": "import { f } from './lib/f.js';\nexport default function () { f(); }\n",
+				"main.js":  "import { f } from './lib/f.js';\nexport default function () { f(); }\n",
 				"lib/f.js": "export function f() {\n\n  return (;\n}\n",
 			},
 			file: "lib/f.js", line: 3, col: 11, contains: "SyntaxError",

@@ -399,4 +399,3 @@ func (r *localRegistry) NewMetric(name string, t xk6ext.MetricType, vt xk6ext.Va
 	r.m[name] = m
 	return m, nil
 }
-
