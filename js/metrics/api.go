@@ -91,6 +91,10 @@ func (e *Engine) EvaluateThresholds(final bool) (results []ThresholdResult, abor
 // continues.
 func (e *Engine) Snapshot() *Summary { return e.snapshot() }
 
+// Counter returns the current sum of the named counter (0 if unknown or not a counter)
+// without copying anything, for progress lines polled while the test runs.
+func (e *Engine) Counter(name string) float64 { return e.counterSum(name) }
+
 // Thresholds is the parsed options.thresholds of a test. The zero value has none.
 type Thresholds struct {
 	sets []*thresholdSet

@@ -151,6 +151,9 @@ type systemClock struct{}
 func (systemClock) Now() time.Time { return time.Now() }
 
 func newEngine(reg *Registry, th Thresholds, opts ...Option) *Engine {
+	if reg == nil {
+		reg = NewRegistry()
+	}
 	e := &Engine{engineState{
 		clock:  systemClock{},
 		reg:    reg,
@@ -325,4 +328,24 @@ func (e *engineState) aggregateOf(set *thresholdSet) *aggregate {
 		}
 	}
 	return nil // unreachable: newEngine creates every set's submetric
+}
+
+func (e *engineState) counterSum(name string) float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var s *series
+	if m := e.reg.Get(name); m != nil {
+		s = e.series[m]
+	} else {
+		for _, o := range e.order { // a metric fed without being registered
+			if o.metric.Name == name {
+				s = o
+				break
+			}
+		}
+	}
+	if s == nil || s.metric.Type != xk6ext.Counter {
+		return 0
+	}
+	return s.agg.counter.Sum()
 }

@@ -238,10 +238,21 @@ func TestIngestIgnoresNilMetric(t *testing.T) {
 
 func TestUnregisteredMetricIsAggregated(t *testing.T) {
 	// Go-native callers may feed metrics they built themselves.
-	e := NewEngine(NewRegistry(), Thresholds{})
+	e := NewEngine(nil, Thresholds{})
 	m := &xk6ext.Metric{Name: "own", Type: xk6ext.Counter}
 	e.Ingest([]xk6ext.Sample{{Metric: m, Value: 4}})
 	assert.Equal(t, 4.0, e.Snapshot().Counter("own"))
+	assert.Equal(t, 4.0, e.Counter("own"))
+}
+
+func TestEngineCounter(t *testing.T) {
+	reg, ms := testRegistry(t)
+	e := NewEngine(reg, Thresholds{})
+	assert.Zero(t, e.Counter("reqs"), "declared, no samples")
+	e.Ingest([]xk6ext.Sample{sample(ms["reqs"], 2), sample(ms["reqs"], 3), sample(ms["vus"], 7)})
+	assert.Equal(t, 5.0, e.Counter("reqs"))
+	assert.Zero(t, e.Counter("vus"), "not a counter")
+	assert.Zero(t, e.Counter("nope"))
 }
 
 // TestConcurrentIngest runs Ingest, EvaluateThresholds and Snapshot from many

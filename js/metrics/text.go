@@ -283,13 +283,16 @@ func FormatBytes(b float64) string {
 		return sign + strconv.FormatFloat(math.Round(b), 'f', 0, 64) + " B"
 	}
 	e := min(int(math.Floor(math.Log10(b)/3)), len(byteUnits)-1)
-	val := math.Floor(b/math.Pow(1000, float64(e))*10+0.5) / 10
-	if val >= 1000 && e < len(byteUnits)-1 { // 999.96 kB rounds up into the next unit
-		e++
-		val = math.Floor(b/math.Pow(1000, float64(e))*10+0.5) / 10
+	for {
+		raw := b / math.Pow(1000, float64(e))
+		if tenth := math.Round(raw*10) / 10; tenth < 10 {
+			return sign + strconv.FormatFloat(tenth, 'f', 1, 64) + " " + byteUnits[e]
+		}
+		whole := math.Round(raw)
+		if whole >= 1000 && e < len(byteUnits)-1 { // 999.6 kB reads as 1.0 MB
+			e++
+			continue
+		}
+		return sign + strconv.FormatFloat(whole, 'f', 0, 64) + " " + byteUnits[e]
 	}
-	if val < 10 {
-		return sign + strconv.FormatFloat(val, 'f', 1, 64) + " " + byteUnits[e]
-	}
-	return sign + strconv.FormatFloat(val, 'f', 0, 64) + " " + byteUnits[e]
 }
