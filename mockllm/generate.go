@@ -395,9 +395,7 @@ func (s *Server) writeBody(w http.ResponseWriter, e *enc, f Fault, now time.Time
 	case FaultOversized:
 		// Valid JSON, padded past the size a client should accept.
 		b = append(b[:len(b)-1], `,"padding":"`...)
-		for range OversizedLineBytes {
-			b = append(b, 'x')
-		}
+		b = appendPadding(b, OversizedLineBytes)
 		b = append(b, `"}`...)
 	}
 	h := w.Header()

@@ -2,6 +2,7 @@ package mockllm
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -363,9 +364,7 @@ func (e *enc) malformed(b []byte) []byte {
 func (e *enc) oversized(b []byte, n int) []byte {
 	pad := func(b []byte) []byte {
 		b = append(b, `"padding":"`...)
-		for range n {
-			b = append(b, 'x')
-		}
+		b = appendPadding(b, n)
 		return append(b, '"')
 	}
 	switch e.d {
@@ -392,6 +391,18 @@ func (e *enc) oversized(b []byte, n int) []byte {
 		b = append(b, `"content":""},"done":false,`...)
 		b = pad(b)
 		b = append(b, "}\n"...)
+	}
+	return b
+}
+
+// appendPadding appends n bytes of 'x'.
+func appendPadding(b []byte, n int) []byte {
+	b = slices.Grow(b, n)
+	l := len(b)
+	b = b[:l+n]
+	copy(b[l:], "x")
+	for filled := 1; filled < n; filled *= 2 {
+		copy(b[l+filled:], b[l:l+filled])
 	}
 	return b
 }
