@@ -14,6 +14,7 @@ const completionTokensMetric = "llm_completion_tokens"
 
 // progress renders the live progress line. It is used by one goroutine only.
 type progress struct {
+	scenarios  []executor.Scenario // as given to the Run, in the same order as Progress
 	start      time.Time
 	lastAt     time.Time
 	lastTokens float64
@@ -35,18 +36,33 @@ func (p *progress) line(pr executor.Progress, e *metrics.Engine, maxVUs int64, f
 	}
 	p.lastAt, p.lastTokens = now, tokens
 
-	var complete, interrupted int64
-	for _, s := range pr.Scenarios {
+	// k6 shows time against the planned length for timed scenarios and completed
+	// against planned iterations when every scenario is iteration-based.
+	var complete, interrupted, planned int64
+	var length time.Duration
+	timed := false
+	for i, s := range pr.Scenarios {
 		complete += s.Completed
 		interrupted += s.Interrupted
+		planned += s.Iterations
+		if s.Iterations == 0 && i < len(p.scenarios) {
+			timed = true
+			sc := &p.scenarios[i]
+			length = max(length, sc.StartTime+s.Duration-sc.GracefulStop)
+		}
 	}
 	state := "running"
 	if final {
 		state = "finished"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s/%s), %d/%d VUs, %d complete and %d interrupted iterations",
-		state, progressDuration(pr.Elapsed), progressDuration(pr.Total), pr.ActiveVUs, maxVUs, complete, interrupted)
+	if timed {
+		fmt.Fprintf(&b, "%s (%s/%s), %d/%d VUs, %d complete and %d interrupted iterations",
+			state, progressDuration(pr.Elapsed), progressDuration(length), pr.ActiveVUs, maxVUs, complete, interrupted)
+	} else {
+		fmt.Fprintf(&b, "%s (%s), %d/%d VUs, %d/%d complete and %d interrupted iterations",
+			state, progressDuration(pr.Elapsed), pr.ActiveVUs, maxVUs, complete, planned, interrupted)
+	}
 	if tokens > 0 {
 		if final {
 			fmt.Fprintf(&b, ", %.0f tokens", tokens)

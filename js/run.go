@@ -688,7 +688,7 @@ func (r *runner) background(done <-chan struct{}, er *executor.Run, engine *metr
 		t := time.NewTicker(DefaultProgressInterval)
 		defer t.Stop()
 		progC = t.C
-		prog = &progress{start: time.Now()}
+		prog = &progress{start: time.Now(), scenarios: er.Scenarios()}
 		defer func() {
 			r.term.setProgress("")
 			_ = r.term.writeLine(prog.line(er.Progress(), engine, pool.initialised(), true) + "\n")
