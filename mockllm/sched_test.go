@@ -63,16 +63,22 @@ func TestCapacity(t *testing.T) {
 	assert.Equal(t, 2.0, gauge(t, fams, "vllm:num_requests_running"))
 	assert.Equal(t, 1.0, gauge(t, fams, "vllm:num_requests_waiting"))
 
-	for _, cancel := range cancels[1:] {
-		cancel()
-	}
+	// The newest waiter leaves the queue first, so no slot can reach it.
+	cancels[3]()
+	last := waitTruth(t, done)
+	assert.Equal(t, ids[3], last.ID)
+	assert.True(t, last.Admitted.IsZero(), "the newest waiter was never admitted")
+	assert.Equal(t, 0, srv.Waiting())
+	cancels[1]()
+	cancels[2]()
 	got := map[string]Truth{}
-	for range 3 {
+	for range 2 {
 		tr := waitTruth(t, done)
 		got[tr.ID] = tr
 	}
+	assert.False(t, got[ids[1]].Admitted.IsZero())
 	assert.False(t, got[ids[2]].Admitted.IsZero(), "the oldest waiter was admitted")
-	assert.True(t, got[ids[3]].Admitted.IsZero(), "the newest never was")
+	assert.True(t, got[ids[2]].Admitted.After(got[ids[1]].Admitted))
 	fams = scrape(t, c, srv.URL())
 	assert.Zero(t, gauge(t, fams, "vllm:num_requests_running"))
 	assert.Zero(t, gauge(t, fams, "vllm:num_requests_waiting"))
