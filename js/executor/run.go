@@ -32,9 +32,9 @@ type Run struct {
 	abort    context.CancelFunc
 	started  atomic.Bool
 
-	mu      sync.Mutex
-	startAt time.Time
-	err     error
+	mu             sync.Mutex
+	startAt, endAt time.Time
+	err            error
 }
 
 type scenarioState struct {
@@ -42,7 +42,7 @@ type scenarioState struct {
 	started, completed, failed, interrupt atomic.Int64
 	dropped, active                       atomic.Int64
 	mu                                    sync.Mutex
-	begin                                 time.Time
+	begin, end                            time.Time
 }
 
 // NewRun validates scenarios (as built by ParseScenarios, FromShortcuts or by hand) and
@@ -138,6 +138,7 @@ func (r *Run) Start(ctx context.Context) error {
 	wg.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.endAt = r.clock.Now()
 	return r.err
 }
 
@@ -146,7 +147,10 @@ func (r *Run) Progress() Progress {
 	now := r.clock.Now()
 	p := Progress{Total: r.total, ActiveVUs: r.active.Load(), Scenarios: make([]ScenarioProgress, len(r.scenarios))}
 	r.mu.Lock()
-	if !r.startAt.IsZero() {
+	switch {
+	case !r.endAt.IsZero():
+		p.Elapsed = r.endAt.Sub(r.startAt)
+	case !r.startAt.IsZero():
 		p.Elapsed = now.Sub(r.startAt)
 	}
 	r.mu.Unlock()
@@ -170,7 +174,10 @@ func (r *Run) Progress() Progress {
 			sp.Iterations = sc.Iterations * sc.VUs
 		}
 		st.mu.Lock()
-		if !st.begin.IsZero() {
+		switch {
+		case !st.end.IsZero():
+			sp.Elapsed = st.end.Sub(st.begin)
+		case !st.begin.IsZero():
 			sp.Elapsed = now.Sub(st.begin)
 		}
 		st.mu.Unlock()
@@ -254,6 +261,9 @@ func (r *Run) runScenario(runCtx, hardBase context.Context, i int) {
 	}
 	close(workersDone)
 	watcher.Wait()
+	st.mu.Lock()
+	st.end = r.clock.Now()
+	st.mu.Unlock()
 }
 
 // sleep waits d on clock; false when ctx ended first.
@@ -609,10 +619,12 @@ func (s *scenarioRun) runArrivals(plan arrivals) {
 			w := newWorker(nil)
 			w.work <- a
 			wg.Go(func() {
-				if w.vu, ok = s.acquire(); !ok {
+				vu, ok := s.acquire()
+				if !ok {
 					s.drop()
 					return
 				}
+				w.vu = vu
 				w.loop()
 			})
 		}

@@ -367,7 +367,10 @@ func TestGracefulStopCancelsIterationThatIgnoresTime(t *testing.T) {
 		start := time.Now()
 		require.NoError(t, r.Start(context.Background()))
 		assert.Equal(t, 3*time.Second, ended.Sub(start), "cancelled after duration + gracefulStop")
+		time.Sleep(time.Minute) // Progress after the end is frozen at the end
+		assert.Equal(t, 3*time.Second, r.Progress().Elapsed)
 		p := r.Progress().Scenarios[0]
+		assert.Equal(t, 3*time.Second, p.Elapsed)
 		assert.Equal(t, int64(1), p.Interrupted)
 		assert.Zero(t, p.Completed)
 		pool.check(t)
