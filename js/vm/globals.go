@@ -90,10 +90,10 @@ func (vu *VU) console() *sobek.Object {
 	mk := func(level slog.Level) func(sobek.FunctionCall) sobek.Value {
 		return func(call sobek.FunctionCall) sobek.Value {
 			l := vu.p.logger
-			if !l.Enabled(vu.ctx, level) {
+			if !l.Enabled(vu.Context(), level) {
 				return sobek.Undefined()
 			}
-			l.Log(vu.ctx, level, vu.formatArgs(call.Arguments), slog.String("source", "console"))
+			l.Log(vu.Context(), level, vu.formatArgs(call.Arguments), slog.String("source", "console"))
 			return sobek.Undefined()
 		}
 	}

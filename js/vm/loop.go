@@ -53,9 +53,7 @@ func (l *eventLoop) register() func(func() error) {
 
 // run executes queued callbacks until nothing is pending, a callback fails, or ctx is
 // done (then ctx.Err() is returned and the remaining work is left for reset to drop).
-// after runs after every callback (promise-rejection bookkeeping); its error stops the
-// loop too.
-func (l *eventLoop) run(ctx context.Context, after func() error) error {
+func (l *eventLoop) run(ctx context.Context) error {
 	for {
 		l.mu.Lock()
 		batch := l.queue
@@ -75,15 +73,9 @@ func (l *eventLoop) run(ctx context.Context, after func() error) error {
 		}
 		for i, cb := range batch {
 			batch[i] = nil
-			if err := cb(); err != nil {
+			if err := protectErr(cb); err != nil {
 				l.keep(batch)
 				return err
-			}
-			if after != nil {
-				if err := after(); err != nil {
-					l.keep(batch)
-					return err
-				}
 			}
 			if ctx.Err() != nil {
 				l.keep(batch)

@@ -177,10 +177,10 @@ func (vu *VU) sleep(secs float64) {
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-vu.ctx.Done():
+	case <-vu.Context().Done():
 		// Stop the script right here rather than at the watcher's asynchronous interrupt,
 		// so no statement after sleep() runs in a cancelled iteration.
-		vu.rt.Interrupt(fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(vu.ctx)))
+		vu.rt.Interrupt(fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(vu.Context())))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,11 +34,10 @@ type VU struct {
 	id      int64
 	rt      *sobek.Runtime
 	natives map[*nativeModule]*nativeInstance
-	entry   sobek.ModuleInstance
 	options json.RawMessage
 	loop    *eventLoop
 
-	ctx      context.Context
+	ctx      atomic.Pointer[ctxBox] // read by Context from any goroutine
 	inInit   bool
 	inCall   bool
 	jsonStr  sobek.Callable
@@ -89,18 +89,19 @@ func (p *Program) NewVU(ctx context.Context, id int64) (*VU, error) {
 		rt:            rt,
 		natives:       make(map[*nativeModule]*nativeInstance, len(p.order)),
 		loop:          newEventLoop(),
-		ctx:           ctx,
 		inInit:        true,
 		funcs:         make(map[string]sobek.Callable),
 		checkTagCache: make(map[string]map[string]string),
 	}
+	vu.setContext(ctx)
 	vu.publishTags()
 	rt.SetPromiseRejectionTracker(vu.trackRejection)
 	if err := vu.installGlobals(); err != nil {
 		return nil, err
 	}
 	for _, m := range p.order {
-		inst, err := vu.instantiate(m)
+		var inst *nativeInstance
+		err := protectErr(func() (err error) { inst, err = vu.instantiate(m); return err })
 		if err != nil {
 			return nil, &ScriptError{File: p.path, Message: err.Error(), cause: err}
 		}
@@ -109,8 +110,14 @@ func (p *Program) NewVU(ctx context.Context, id int64) (*VU, error) {
 
 	p.setInitVU(rt, vu)
 	stop := vu.watch(ctx)
-	promise := rt.CyclicModuleRecordEvaluate(p.entry, p.resolve)
-	err := vu.settle(ctx, promise)
+	var promise *sobek.Promise
+	err := protectErr(func() error {
+		promise = rt.CyclicModuleRecordEvaluate(p.entry, p.resolve)
+		return nil
+	})
+	if err == nil {
+		err = vu.settle(ctx, promise)
+	}
 	vu.unwatch(stop)
 	p.setInitVU(rt, nil)
 	vu.loop.reset()
@@ -118,7 +125,6 @@ func (p *Program) NewVU(ctx context.Context, id int64) (*VU, error) {
 	if err != nil {
 		return nil, err
 	}
-	vu.entry = rt.GetModuleInstance(p.entry)
 	if err := vu.readOptions(); err != nil {
 		return nil, err
 	}
@@ -130,7 +136,7 @@ func (p *Program) NewVU(ctx context.Context, id int64) (*VU, error) {
 // result) is no longer pending and nothing else is pending, then reports a rejection or
 // an unhandled rejected promise as a *ScriptError.
 func (vu *VU) settle(ctx context.Context, promise *sobek.Promise) error {
-	loopErr := vu.loop.run(ctx, nil)
+	loopErr := vu.loop.run(ctx)
 	if promise != nil {
 		switch promise.State() {
 		case sobek.PromiseStateRejected:
@@ -220,8 +226,25 @@ func (vu *VU) unwatch(stop func() bool) {
 	vu.rt.ClearInterrupt()
 }
 
+// exported returns the value the entry module exports as name, following renames and
+// re-exports (sobek keys a module's bindings by local name), or nil.
+func (vu *VU) exported(name string) sobek.Value {
+	b, ambiguous := vu.p.entry.ResolveExport(name)
+	if b == nil || ambiguous {
+		return nil
+	}
+	if b.BindingName == "*namespace*" {
+		return vu.rt.NamespaceObjectFor(b.Module)
+	}
+	mi := vu.rt.GetModuleInstance(b.Module)
+	if mi == nil {
+		return nil
+	}
+	return mi.GetBindingValue(b.BindingName)
+}
+
 func (vu *VU) readOptions() error {
-	v := vu.entry.GetBindingValue("options")
+	v := vu.exported("options")
 	if v == nil || sobek.IsUndefined(v) || sobek.IsNull(v) {
 		vu.options = json.RawMessage("{}")
 		return nil
@@ -249,7 +272,7 @@ func (vu *VU) Options() (json.RawMessage, error) {
 func (vu *VU) Exports() []string {
 	var out []string
 	for _, n := range vu.p.names {
-		if _, ok := sobek.AssertFunction(vu.entry.GetBindingValue(n)); ok {
+		if _, ok := sobek.AssertFunction(vu.exported(n)); ok {
 			out = append(out, n)
 		}
 	}
@@ -288,7 +311,7 @@ func (vu *VU) function(name string) (sobek.Callable, error) {
 	if fn, ok := vu.funcs[name]; ok {
 		return fn, nil
 	}
-	v := vu.entry.GetBindingValue(name)
+	v := vu.exported(name)
 	fn, ok := sobek.AssertFunction(v)
 	if !ok {
 		return nil, &ScriptError{File: vu.p.path, Message: fmt.Sprintf("function %q is not exported by the script", name)}
@@ -342,7 +365,7 @@ func (vu *VU) RunIteration(ctx context.Context, it executor.Iteration) error {
 // call invokes fn and drives the event loop until fn's work (and its promise, for async
 // functions) is done.
 func (vu *VU) call(ctx context.Context, fn sobek.Callable, args ...sobek.Value) error {
-	v, err := fn(sobek.Undefined(), args...)
+	v, err := protect(fn, args)
 	if err != nil {
 		vu.rejected = vu.rejected[:0]
 		return errorFromJS(err)
@@ -356,7 +379,7 @@ func (vu *VU) call(ctx context.Context, fn sobek.Callable, args ...sobek.Value) 
 
 // callResult is call returning the settled value.
 func (vu *VU) callResult(ctx context.Context, fn sobek.Callable, args ...sobek.Value) (sobek.Value, error) {
-	v, err := fn(sobek.Undefined(), args...)
+	v, err := protect(fn, args)
 	if err != nil {
 		vu.rejected = vu.rejected[:0]
 		return nil, errorFromJS(err)
@@ -378,7 +401,7 @@ func (vu *VU) callResult(ctx context.Context, fn sobek.Callable, args ...sobek.V
 }
 
 func (vu *VU) enterIteration(ctx context.Context, it executor.Iteration) {
-	vu.ctx = ctx
+	vu.setContext(ctx)
 	vu.it = it
 	vu.started = time.Now()
 	vu.rejected = vu.rejected[:0]
@@ -471,7 +494,7 @@ func (vu *VU) callExport(ctx context.Context, name string, args []any) (sobek.Va
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	vu.ctx = cctx
+	vu.setContext(cctx)
 	vu.inCall = true
 	_ = vu.rt.Set("__VU", 0)
 	stop := vu.watch(cctx)
@@ -490,7 +513,13 @@ func (vu *VU) Runtime() *sobek.Runtime { return vu.rt }
 
 // Context implements xk6ext.Host: the init context's, the iteration's or the call's
 // context, cancelled when that ends.
-func (vu *VU) Context() context.Context { return vu.ctx }
+// It may be called from any goroutine.
+func (vu *VU) Context() context.Context { return vu.ctx.Load().ctx }
+
+// ctxBox lets an interface value be swapped atomically.
+type ctxBox struct{ ctx context.Context }
+
+func (vu *VU) setContext(ctx context.Context) { vu.ctx.Store(&ctxBox{ctx: ctx}) }
 
 // RegisterCallback implements xk6ext.Host.
 func (vu *VU) RegisterCallback() func(func() error) { return vu.loop.register() }
@@ -676,3 +705,30 @@ type scenarioT = executor.Scenario
 
 // Program returns the Program the VU was created from.
 func (vu *VU) Program() *Program { return vu.p }
+
+// PanicError is a Go panic in native module code, caught so that one faulty call fails
+// its iteration instead of the whole process.
+type PanicError struct {
+	Value any
+	Stack string // the Go stack of the panic
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic in native code: %v", e.Value) }
+
+// protectErr runs f, turning a Go panic into a *PanicError.
+func protectErr(f func() error) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = &ScriptError{Message: fmt.Sprintf("panic in native code: %v", x), cause: &PanicError{Value: x, Stack: string(debug.Stack())}}
+		}
+	}()
+	return f()
+}
+
+func protect(fn sobek.Callable, args []sobek.Value) (v sobek.Value, err error) {
+	err = protectErr(func() (e error) {
+		v, e = fn(sobek.Undefined(), args...)
+		return e
+	})
+	return v, err
+}
