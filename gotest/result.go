@@ -1,0 +1,158 @@
+package gotest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tokenstorm/tokenstorm/js/metrics"
+	"github.com/tokenstorm/tokenstorm/xk6ext"
+)
+
+// Result is the outcome of a script or a Go scenario: typed access to every metric, the
+// threshold outcomes and the exit code `tokenstorm run` would have returned.
+type Result struct {
+	// ExitCode is k6's exit code for the run: 0, or 99 when a threshold was crossed.
+	ExitCode int
+	// Err explains a non-zero ExitCode.
+	Err error
+	// Thresholds holds every threshold's final evaluation.
+	Thresholds []metrics.ThresholdResult
+	// Output is what the run printed: the end-of-test summary and any log lines.
+	Output string
+
+	summary *metrics.Summary
+	tb      testing.TB
+}
+
+// Summary is everything the run measured, as handleSummary and --summary-export see it.
+func (r *Result) Summary() *metrics.Summary { return r.summary }
+
+// Trend returns the named trend (or trend submetric, "llm_ttft{model:x}") for assertions
+// such as res.Trend("llm_ttft").P(95). A trend that received no samples fails the test
+// at once: asserting on it would compare against zeroes.
+func (r *Result) Trend(name string) *metrics.TrendView {
+	r.tb.Helper()
+	r.mustHave(name, xk6ext.Trend)
+	return r.summary.Trend(name)
+}
+
+// Rate returns the named rate metric's share of true samples, e.g. llm_goodput.
+func (r *Result) Rate(name string) float64 {
+	r.tb.Helper()
+	r.mustHave(name, xk6ext.Rate)
+	return r.summary.Rate(name)
+}
+
+// Counter returns the named counter's sum, e.g. llm_completion_tokens.
+func (r *Result) Counter(name string) float64 {
+	r.tb.Helper()
+	r.mustHave(name, xk6ext.Counter)
+	return r.summary.Counter(name)
+}
+
+// Gauge returns the named gauge's last value, e.g. vus_max.
+func (r *Result) Gauge(name string) float64 {
+	r.tb.Helper()
+	r.mustHave(name, xk6ext.Gauge)
+	return r.summary.Gauge(name)
+}
+
+// Check returns the passes and fails of the checks called name (or, starting with
+// "::", of the check at that group path).
+func (r *Result) Check(name string) (passes, fails int64) {
+	return r.summary.Check(name)
+}
+
+// Has reports whether the metric received samples.
+func (r *Result) Has(name string) bool {
+	return r.summary != nil && r.summary.Metric(name) != nil
+}
+
+// Metrics lists the names of the metrics that received samples, sorted.
+func (r *Result) Metrics() []string {
+	if r.summary == nil {
+		return nil
+	}
+	names := make([]string, 0, len(r.summary.Metrics))
+	for n := range r.summary.Metrics {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (r *Result) mustHave(name string, typ xk6ext.MetricType) {
+	r.tb.Helper()
+	if r.summary == nil {
+		r.tb.Fatalf("gotest: no summary: the run did not start (%v)", r.Err)
+		return
+	}
+	m := r.summary.Metric(name)
+	if m == nil {
+		r.tb.Fatalf("gotest: metric %q has no samples; metrics with samples: %s", name, strings.Join(r.Metrics(), ", "))
+		return
+	}
+	if m.Type != typ {
+		r.tb.Fatalf("gotest: metric %q is a %s, not a %s", name, m.Type, typ)
+	}
+}
+
+// Failed returns the thresholds that were crossed.
+func (r *Result) Failed() []metrics.ThresholdResult {
+	var out []metrics.ThresholdResult
+	for _, t := range r.Thresholds {
+		if !t.OK {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// reportThresholds fails the test once per crossed threshold, naming the metric, the
+// threshold and the observed value.
+func (r *Result) reportThresholds() {
+	r.tb.Helper()
+	for _, t := range r.Failed() {
+		r.tb.Errorf("%s", describe(t, r.summary))
+	}
+}
+
+func describe(t metrics.ThresholdResult, s *metrics.Summary) string {
+	observed := fmt.Sprintf("%g", t.Observed)
+	if s != nil {
+		if m := s.Metric(t.Metric); m != nil && m.Contains == xk6ext.Time {
+			observed = metrics.FormatDuration(t.Observed, "")
+		}
+	}
+	msg := fmt.Sprintf("threshold crossed: %s %q: observed %s = %s", t.Metric, t.Expr, t.Stat, observed)
+	if t.AbortOnFail {
+		msg += " (abortOnFail)"
+	}
+	return msg
+}
+
+// RequireThresholds stops the test at once when any threshold of res was crossed,
+// listing them all. RunScript and Run already report each crossed threshold with
+// t.Errorf; use this where the rest of the test makes no sense after a crossing.
+func RequireThresholds(t testing.TB, res *Result) {
+	t.Helper()
+	failed := res.Failed()
+	if len(failed) == 0 {
+		return
+	}
+	lines := make([]string, len(failed))
+	for i, f := range failed {
+		lines[i] = describe(f, res.summary)
+	}
+	t.Fatalf("%d threshold(s) crossed:\n\t%s", len(failed), strings.Join(lines, "\n\t"))
+}
+
+// logOutput logs what the run printed when the test failed or runs verbosely.
+func (r *Result) logOutput() {
+	r.tb.Helper()
+	if r.Output != "" && (r.tb.Failed() || testing.Verbose()) {
+		r.tb.Logf("run output:\n%s", r.Output)
+	}
+}
