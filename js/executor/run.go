@@ -446,24 +446,30 @@ func (s *scenarioRun) rampSlotLoop(idx int64, sl *rampSlot) {
 		if !ok {
 			return
 		}
+		// One context per activation, not per iteration: the controller cancels it when
+		// gracefulRampDown runs out, which also ends this activation.
+		ctx, cancel := context.WithCancel(s.hardCtx)
+		sl.mu.Lock()
+		sl.cancel = cancel
+		sl.mu.Unlock()
 		for {
 			sl.mu.Lock()
-			if !sl.active || s.stopCtx.Err() != nil {
+			if !sl.active || s.stopCtx.Err() != nil || ctx.Err() != nil {
+				sl.running, sl.cancel, sl.deadline = false, nil, -1
 				sl.mu.Unlock()
 				break
 			}
-			ctx, cancel := context.WithCancel(s.hardCtx)
-			sl.running, sl.cancel, sl.deadline = true, cancel, -1
+			sl.running, sl.deadline = true, -1
 			sl.mu.Unlock()
 
 			s.iterate(ctx, vu, Iteration{Scenario: s.sc, InScenario: s.seq.Add(1) - 1, InVU: inVU, VUInScenario: idx})
 			inVU++
 
 			sl.mu.Lock()
-			sl.running, sl.cancel, sl.deadline = false, nil, -1
+			sl.running, sl.deadline = false, -1
 			sl.mu.Unlock()
-			cancel()
 		}
+		cancel()
 		s.release(vu)
 		if s.stopCtx.Err() != nil {
 			return

@@ -189,12 +189,12 @@ func TestPlansDoNotAllocate(t *testing.T) {
 
 // perIterationAllocs runs a scenario with n and 2n iterations and returns the
 // difference per extra iteration, which is what the executor costs per iteration.
-func perIterationAllocs(t *testing.T, build func(n int64) Scenario) float64 {
+func perIterationAllocs(t *testing.T, build func(n int64) Scenario, fn func(context.Context, *fakeVU, Iteration) error) float64 {
 	t.Helper()
 	measure := func(n int64) float64 {
 		return testing.AllocsPerRun(3, func() {
 			synctest.Test(t, func(t *testing.T) {
-				r, err := NewRun([]Scenario{build(n)}, &fakePool{}, Hooks{Lag: func(*Scenario, time.Duration) {}})
+				r, err := NewRun([]Scenario{build(n)}, &fakePool{fn: fn}, Hooks{Lag: func(*Scenario, time.Duration) {}})
 				require.NoError(t, err)
 				require.NoError(t, r.Start(context.Background()))
 			})
@@ -208,21 +208,28 @@ func TestExecutorsDoNotAllocatePerIteration(t *testing.T) {
 	tests := []struct {
 		name  string
 		build func(n int64) Scenario
+		fn    func(context.Context, *fakeVU, Iteration) error
 	}{
 		{"shared-iterations", func(n int64) Scenario {
 			sc := scenario("s", SharedIterations)
 			sc.VUs, sc.Iterations = 2, n
 			return sc
-		}},
+		}, nil},
+		{"ramping-vus", func(n int64) Scenario {
+			// 1 VU for n·10ms, with iterations of 10ms: n iterations.
+			sc := scenario("s", RampingVUs)
+			sc.StartVUs, sc.Stages = 1, []Stage{{time.Duration(n) * 10 * time.Millisecond, 1}}
+			return sc
+		}, func(context.Context, *fakeVU, Iteration) error { time.Sleep(10 * time.Millisecond); return nil }},
 		{"constant-arrival-rate", func(n int64) Scenario {
 			sc := scenario("s", ConstantArrivalRate)
 			sc.Rate, sc.Duration, sc.PreAllocatedVUs, sc.MaxVUs = n, time.Second, 2, 2
 			return sc
-		}},
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			per := perIterationAllocs(t, tt.build)
+			per := perIterationAllocs(t, tt.build, tt.fn)
 			assert.Less(t, per, 0.05, "allocations per iteration")
 		})
 	}
