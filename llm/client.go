@@ -23,7 +23,6 @@ type Client struct {
 	rt    http.RoundTripper
 	fresh http.RoundTripper // for the single retry after a stale keep-alive connection
 	own   []*http.Transport
-
 }
 
 // NewClient validates cfg and returns a Client. The error is a *ConfigError naming the
@@ -175,7 +174,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (res *Result) {
 	}
 	body, err := buildBody(&c.cfg, req, res.Model)
 	if err != nil {
-		res.Err, res.ErrorType = &NetworkError{Op: "encode", Err: errors.New("request body: "+err.Error())}, ErrNetwork
+		res.Err, res.ErrorType = &NetworkError{Op: "encode", Err: errors.New("request body: " + err.Error())}, ErrNetwork
 		return res
 	}
 	stream := !req.NoStream
@@ -402,6 +401,8 @@ func (c *Client) readStream(st *reqState, body io.Reader, res *Result, start tim
 		res.Chunks++
 		nText, nReason := len(a.text), len(a.reasoning)
 		if !c.parse(st, ev.Data, true) {
+			// Keep only what whole chunks said.
+			a.text, a.reasoning = a.text[:nText], a.reasoning[:nReason]
 			return &DecodeError{Excerpt: excerpt(ev.Data, 128)}
 		}
 		if a.hasErr {

@@ -40,6 +40,7 @@ type Decoder struct {
 	buf        []byte
 	rpos, wpos int
 	eof        bool
+	rerr       error // read error, reported once the complete lines before it are out
 	readAt     time.Time
 	total      int64
 
@@ -195,6 +196,12 @@ func (d *Decoder) line() ([]byte, bool) {
 			}
 			return line, true
 		}
+		if d.rerr != nil {
+			// Complete lines read before the error were handed out above; a partial
+			// line is not an event.
+			d.err = d.rerr
+			return nil, false
+		}
 		if d.eof {
 			if d.rpos < d.wpos {
 				line := d.buf[d.rpos:d.wpos]
@@ -240,8 +247,8 @@ func (d *Decoder) line() ([]byte, bool) {
 		}
 		if err != nil {
 			if err != io.EOF {
-				d.err = err
-				return nil, false
+				d.rerr = err
+				continue
 			}
 			d.eof = true
 		}

@@ -12,7 +12,7 @@ type acc struct {
 	finish string
 
 	prompt, completion, reasoningTok int
-	hasPrompt, hasCompletion        bool
+	hasPrompt, hasCompletion         bool
 
 	done   bool   // the dialect's terminator was seen
 	errMsg []byte // in-stream error message
