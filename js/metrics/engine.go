@@ -202,7 +202,9 @@ func (e *engineState) ingest(samples []xk6ext.Sample) {
 	defer e.mu.Unlock()
 	for i := range samples {
 		smp := &samples[i]
-		if smp.Metric == nil {
+		// NaN and ±Inf would poison sums and comparisons for the rest of the run; the
+		// trend sink already ignores them, so every kind does.
+		if smp.Metric == nil || smp.Value-smp.Value != 0 {
 			continue
 		}
 		s := e.series[smp.Metric]

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -228,12 +229,14 @@ func TestGaugeLastIngestedWins(t *testing.T) {
 	assert.Equal(t, map[string]float64{"value": 3, "min": 1, "max": 5}, v)
 }
 
-func TestIngestIgnoresNilMetric(t *testing.T) {
+func TestIngestDropsInvalidSamples(t *testing.T) {
 	reg, ms := testRegistry(t)
 	e := NewEngine(reg, Thresholds{})
-	e.Ingest([]xk6ext.Sample{{Value: 1}, sample(ms["reqs"], 2)})
+	e.Ingest([]xk6ext.Sample{{Value: 1}, sample(ms["reqs"], 2),
+		sample(ms["reqs"], math.NaN()), sample(ms["reqs"], math.Inf(1)), sample(ms["vus"], math.Inf(-1))})
 	e.Ingest(nil)
-	assert.Equal(t, 2.0, e.Snapshot().Counter("reqs"))
+	assert.Equal(t, 2.0, e.Snapshot().Counter("reqs"), "non-finite values are dropped")
+	assert.NotContains(t, e.Snapshot().Metrics, "vus")
 }
 
 func TestUnregisteredMetricIsAggregated(t *testing.T) {
