@@ -46,7 +46,10 @@ type scenarioState struct {
 }
 
 // NewRun validates scenarios (as built by ParseScenarios, FromShortcuts or by hand) and
-// prepares a Run; nothing starts until Start. Validation errors are *OptionError.
+// prepares a Run; nothing starts until Start. Validation errors are *OptionError. In
+// scenarios built by hand, a zero Exec, VUs, Iterations, MaxDuration, TimeUnit or MaxVUs
+// takes k6's default (zero is not valid for them); zero GracefulStop, StartTime,
+// GracefulRampDown and StartVUs mean zero.
 func NewRun(scenarios []Scenario, pool Pool, hooks Hooks, opts ...Option) (*Run, error) {
 	if pool == nil {
 		return nil, errors.New("executor: NewRun needs a Pool")
@@ -63,6 +66,7 @@ func NewRun(scenarios []Scenario, pool Pool, hooks Hooks, opts ...Option) (*Run,
 		if slices.ContainsFunc(r.scenarios[:i], func(o Scenario) bool { return o.Name == sc.Name }) {
 			return nil, optErr("scenarios."+sc.Name, "defined twice")
 		}
+		fillZeroDefaults(sc)
 		if err := validate(sc, "scenarios."+sc.Name+"."); err != nil {
 			return nil, err
 		}
@@ -77,6 +81,36 @@ func NewRun(scenarios []Scenario, pool Pool, hooks Hooks, opts ...Option) (*Run,
 	r.total = TotalDuration(r.scenarios)
 	r.abortCtx, r.abort = context.WithCancel(context.Background())
 	return r, nil
+}
+
+// fillZeroDefaults gives k6's default to the fields of a scenario built in Go whose zero
+// value is invalid anyway; a zero that means something (gracefulStop: 0s, startVUs: 0)
+// is kept.
+func fillZeroDefaults(sc *Scenario) {
+	if sc.Exec == "" {
+		sc.Exec = DefaultExec
+	}
+	switch sc.Executor {
+	case SharedIterations, PerVUIterations:
+		if sc.MaxDuration == 0 {
+			sc.MaxDuration = DefaultMaxDuration
+		}
+		if sc.Iterations == 0 {
+			sc.Iterations = DefaultIterations
+		}
+		fallthrough
+	case ConstantVUs:
+		if sc.VUs == 0 {
+			sc.VUs = DefaultVUs
+		}
+	case ConstantArrivalRate, RampingArrivalRate:
+		if sc.TimeUnit == 0 {
+			sc.TimeUnit = DefaultTimeUnit
+		}
+		if sc.MaxVUs == 0 {
+			sc.MaxVUs = sc.PreAllocatedVUs
+		}
+	}
 }
 
 // Scenarios returns the validated scenarios in run order; the caller must not modify

@@ -499,6 +499,15 @@ func TestNewRunValidates(t *testing.T) {
 	bad.Duration, bad.PreAllocatedVUs, bad.MaxVUs = time.Second, 1, 1
 	_, err := NewRun([]Scenario{bad}, &fakePool{}, Hooks{})
 	assert.EqualError(t, err, "scenarios.x.rate: must be greater than 0")
+	// Zero values that are invalid anyway take k6's defaults.
+	r, err := NewRun([]Scenario{{Name: "z", Executor: ConstantArrivalRate, Rate: 5, Duration: time.Second, PreAllocatedVUs: 3}}, &fakePool{}, Hooks{})
+	require.NoError(t, err)
+	z := r.Scenarios()[0]
+	assert.Equal(t, []any{"default", time.Second, int64(3), time.Duration(0)}, []any{z.Exec, z.TimeUnit, z.MaxVUs, z.GracefulStop})
+	r, err = NewRun([]Scenario{{Name: "y", Executor: PerVUIterations}}, &fakePool{}, Hooks{})
+	require.NoError(t, err)
+	y := r.Scenarios()[0]
+	assert.Equal(t, []any{int64(1), int64(1), 10 * time.Minute}, []any{y.VUs, y.Iterations, y.MaxDuration})
 	ok := scenario("x", SharedIterations)
 	ok.VUs, ok.Iterations = 1, 1
 	_, err = NewRun([]Scenario{ok, ok}, &fakePool{}, Hooks{})
@@ -540,4 +549,43 @@ func TestConstantArrivalRateRealClock(t *testing.T) {
 			lags[len(lags)/2], lags[len(lags)*99/100], lags[len(lags)-1])
 	}
 	pool.check(t)
+}
+
+// offsetClock reads a different wall time than the time package: if any executor code
+// mixed time.Now with Clock.Now, its arithmetic would be off by years.
+type offsetClock struct {
+	realClock
+	off time.Duration
+}
+
+func (c offsetClock) Now() time.Time { return time.Now().Add(c.off) }
+
+func TestWithClockIsTheOnlyTimeSource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		pool := &fakePool{fn: sleepIter(&rec, 0)}
+		car := scenario("car", ConstantArrivalRate)
+		car.Rate, car.Duration, car.PreAllocatedVUs, car.StartTime = 10, time.Second, 1, 2*time.Second
+		rv := scenario("rv", RampingVUs)
+		rv.StartVUs, rv.Stages = 1, []Stage{{time.Second, 1}}
+		quick, slow := sleepIter(&rec, 0), sleepIter(&rec, 150*time.Millisecond)
+		pool.fn = func(ctx context.Context, vu *fakeVU, it Iteration) error {
+			if it.Scenario.Name == "rv" {
+				return slow(ctx, vu, it)
+			}
+			return quick(ctx, vu, it)
+		}
+		r, err := NewRun([]Scenario{car, rv}, pool, Hooks{}, WithClock(offsetClock{off: -100000 * time.Hour}))
+		require.NoError(t, err)
+		start := time.Now()
+		require.NoError(t, r.Start(context.Background()))
+		assert.Equal(t, 3*time.Second, time.Since(start))
+		p := r.Progress()
+		assert.Equal(t, 3*time.Second, p.Elapsed)
+		assert.Equal(t, int64(10), p.Scenarios[0].Started)
+		assert.Equal(t, time.Second, p.Scenarios[0].Elapsed)
+		assert.Equal(t, int64(7), p.Scenarios[1].Started, "0, 0.15, ..., 0.9s")
+		assert.Equal(t, 1050*time.Millisecond, p.Scenarios[1].Elapsed)
+		pool.check(t)
+	})
 }
