@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/grafana/sobek"
 
@@ -225,6 +226,10 @@ func (m *ModuleInstance) llmClient(cfg llm.Config) (*llm.Client, error) {
 	}
 	c, err := llm.NewClient(cfg)
 	if err != nil {
+		var ce *llm.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &OptionError{Func: "Client", Field: jsField(ce.Field), Reason: ce.Reason}
+		}
 		return nil, &OptionError{Func: "Client", Reason: err.Error()}
 	}
 	if m.clients == nil {
@@ -247,6 +252,19 @@ func (m *ModuleInstance) llmClient(cfg llm.Config) (*llm.Client, error) {
 		context.AfterFunc(m.host.Context(), c.Close)
 	}
 	return c, nil
+}
+
+// jsField names an llm.Config field as the JS option that sets it.
+func jsField(goField string) string {
+	switch goField {
+	case "BaseURL":
+		return "url"
+	case "APIKey":
+		return "apiKey"
+	case "":
+		return ""
+	}
+	return strings.ToLower(goField[:1]) + goField[1:]
 }
 
 // chatDialect and completeDialect map a client's dialect to the one each method
@@ -414,9 +432,13 @@ func parseMessages(or *optReader, key string) ([]llm.Message, error) {
 			name string
 			dst  *string
 		}{{"role", &msg.Role}, {"content", &msg.Content}} {
-			s, ok := e.Get(p.name).Export().(string)
-			if !ok {
-				return nil, or.errf(field+"."+p.name, "must be a string, got %s", typeName(e.Get(p.name)))
+			pv := e.Get(p.name)
+			var s string
+			if pv != nil {
+				s, ok = pv.Export().(string)
+			}
+			if pv == nil || !ok {
+				return nil, or.errf(field+"."+p.name, "must be a string, got %s", typeName(pv))
 			}
 			*p.dst = s
 		}
@@ -444,7 +466,7 @@ func (jc *jsClient) callAsync(c sobek.FunctionCall, chat bool) sobek.Value {
 	promise, resolve, reject := m.rt.NewPromise()
 	spec, err := jc.parseCall(chat, c.Argument(0))
 	if err != nil {
-		if rerr := reject(m.rt.NewGoError(err)); rerr != nil {
+		if rerr := reject(jsError(m.rt, err)); rerr != nil {
 			m.throw(rerr)
 		}
 		return m.rt.ToValue(promise)

@@ -203,3 +203,13 @@ func truthOf(srv *mockllm.Server, id string) (mockllm.Truth, error) {
 	}
 	return tr, nil
 }
+
+func writeFile(dir, name, content string) error {
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(content), 0o644)
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }

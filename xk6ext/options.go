@@ -1,6 +1,7 @@
 package xk6ext
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -26,10 +27,23 @@ func (e *OptionError) Error() string {
 	return "tokenstorm: " + e.Func + ": option " + strconv.Quote(e.Field) + ": " + e.Reason
 }
 
-// throw raises err as a JavaScript exception. Go panics carrying a sobek value are how a
-// native function throws; the message keeps the typed error's text.
+// throw raises err as a JavaScript exception: a TypeError for an invalid argument, an
+// Error otherwise. Go panics carrying a sobek value are how a native function throws.
 func throw(rt *sobek.Runtime, err error) {
-	panic(rt.NewGoError(err))
+	panic(jsError(rt, err))
+}
+
+func jsError(rt *sobek.Runtime, err error) *sobek.Object {
+	var oe *OptionError
+	if errors.As(err, &oe) {
+		return rt.NewTypeError(err.Error())
+	}
+	if ctor, ok := rt.Get("Error").(*sobek.Object); ok {
+		if o, cerr := rt.New(ctor, rt.ToValue(err.Error())); cerr == nil {
+			return o
+		}
+	}
+	return rt.NewGoError(err)
 }
 
 // optReader walks a JS options object, recording which keys were read so unknown keys
