@@ -278,7 +278,10 @@ func parseCount(v json.RawMessage) (int64, error) {
 // or a JSON number of milliseconds.
 func parseDuration(v json.RawMessage) (time.Duration, error) {
 	v = bytes.TrimSpace(v)
-	if len(v) > 0 && v[0] == '"' {
+	if isNull(v) {
+		return 0, fmt.Errorf("must be a duration string or a number of milliseconds")
+	}
+	if v[0] == '"' {
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
 			return 0, fmt.Errorf("must be a duration string or a number of milliseconds")
