@@ -186,6 +186,11 @@ func ParseDuration(s string) (time.Duration, error) {
 	return total, nil
 }
 
+// MaxVUsLimit bounds every VU count an option can ask for. k6 has no such limit and
+// would try to initialise them all; ten million VUs is far beyond one process, so
+// asking for more is an option error rather than an out-of-memory crash.
+const MaxVUsLimit = 10_000_000
+
 // Fields each executor accepts besides the common ones. k6 rejects a field that its
 // executor does not have, so we do too, rather than silently ignoring it.
 var (
@@ -422,6 +427,9 @@ func (p *fieldParser) int(name string) (int64, bool) {
 }
 
 func parseInt(raw json.RawMessage) (int64, error) {
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '"' {
+		return 0, errors.New("must be an integer, not a string")
+	}
 	var n json.Number
 	if err := json.Unmarshal(raw, &n); err != nil {
 		return 0, errors.New("must be an integer")
@@ -552,6 +560,17 @@ func validate(sc *Scenario, prefix string) error {
 	case sc.Exec == "":
 		return e("exec", "must not be empty")
 	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"vus", sc.VUs}, {"startVUs", sc.StartVUs}, {"preAllocatedVUs", sc.PreAllocatedVUs}, {"maxVUs", sc.MaxVUs}} {
+		if f.v > MaxVUsLimit {
+			return e(f.name, "must be at most %d", MaxVUsLimit)
+		}
+	}
+	if sc.Executor == RampingVUs && maxTarget(sc.Stages) > MaxVUsLimit {
+		return e("stages", "targets must be at most %d VUs", MaxVUsLimit)
+	}
 	switch sc.Executor {
 	case SharedIterations, PerVUIterations:
 		switch {
@@ -559,6 +578,8 @@ func validate(sc *Scenario, prefix string) error {
 			return e("vus", "must be greater than 0")
 		case sc.Iterations <= 0:
 			return e("iterations", "must be greater than 0")
+		case sc.Executor == PerVUIterations && sc.Iterations > math.MaxInt64/sc.VUs:
+			return e("iterations", "vus × iterations is too large")
 		case sc.Executor == SharedIterations && sc.Iterations < sc.VUs:
 			return e("iterations", "must not be less than vus (%d), as every VU needs an iteration", sc.VUs)
 		case sc.MaxDuration <= 0:

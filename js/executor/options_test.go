@@ -151,6 +151,10 @@ func TestParseScenariosInvalid(t *testing.T) {
 		{`{"chat": {"executor": "ramping-arrival-rate", "startRate": -1, "preAllocatedVUs": 1, "stages": [{"duration": "1s", "target": 1}]}}`, "scenarios.chat.startRate: must not be negative"},
 		{`{"a": {"executor": "shared-iterations"}, "a": {"executor": "shared-iterations"}}`, "scenarios.a: defined twice"},
 		{`{"a": {"executor": "shared-iterations"}} x`, "scenarios: invalid JSON: trailing data"},
+		{`{"a": {"executor": "constant-vus", "duration": "1s", "vus": "10"}}`, "scenarios.a.vus: must be an integer, not a string"},
+		{`{"a": {"executor": "constant-vus", "duration": "1s", "vus": 10000001}}`, "scenarios.a.vus: must be at most 10000000"},
+		{`{"a": {"executor": "ramping-vus", "stages": [{"duration": "1s", "target": 1e8}]}}`, "scenarios.a.stages: targets must be at most 10000000 VUs"},
+		{`{"a": {"executor": "per-vu-iterations", "vus": 1000, "iterations": 9223372036854776}}`, "scenarios.a.iterations: vus × iterations is too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
