@@ -212,7 +212,7 @@ func formatPerSecond(v float64, vt xk6ext.ValueType, unit string) string {
 	case xk6ext.Data:
 		return FormatBytes(v) + "/s"
 	}
-	return strconv.FormatFloat(v, 'f', 6, 64) + "/s"
+	return formatDefault(v) + "/s" // k6: "4.36938/s", six decimals at most
 }
 
 // formatPercent floors to two decimals so that 99.999% never reads as 100.00%.

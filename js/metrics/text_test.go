@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tokenstorm/tokenstorm/xk6ext"
 )
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
@@ -79,6 +81,9 @@ func TestFormatBytes(t *testing.T) {
 func TestFormatNumbers(t *testing.T) {
 	assert.Equal(t, "152.355556", formatDefault(152.3555555555))
 	assert.Equal(t, "141", formatDefault(141))
+	assert.Equal(t, "4.36938/s", formatPerSecond(4.3693801, xk6ext.Default, ""))
+	assert.Equal(t, "31 kB/s", formatPerSecond(31_000, xk6ext.Data, ""))
+	assert.Equal(t, "1.5ms/s", formatPerSecond(1.5, xk6ext.Time, ""))
 	assert.Equal(t, "99.99%", formatPercent(0.99999), "never rounds up to 100%")
 	assert.Equal(t, "100.00%", formatPercent(1))
 	assert.Equal(t, "0.00%", formatPercent(0))
@@ -137,7 +142,7 @@ func TestText(t *testing.T) {
 	}
 	assert.Regexp(t, `: 75\.00% +✓ 3 +✗ 1$`, line("checks"))
 	assert.Regexp(t, `: 2\.2 kB +1\.1 kB/s$`, line("data_received"))
-	assert.Regexp(t, `: 10 +5\.000000/s$`, line("reqs"))
+	assert.Regexp(t, `: 10 +5/s$`, line("reqs"))
 	assert.Regexp(t, `: 3 +min=2 +max=5$`, line("vus"))
 	assert.Regexp(t, `: avg=55ms +min=10ms +med=55ms +max=100ms +p\(90\)=91ms +p\(95\)=95\.5ms$`, line("ttft"))
 	assert.Regexp(t, `: avg=52\.125 +min=52\.125 `, line("tps"))
