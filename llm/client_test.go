@@ -96,39 +96,7 @@ func TestNonStreamFixture(t *testing.T) {
 }
 
 func TestDialects(t *testing.T) {
-	anth := anthropicSSE(
-		"message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"usage":{"input_tokens":25,"output_tokens":1}}}`,
-		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
-		"ping", `{"type": "ping"}`,
-		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me think"}}`,
-		"content_block_stop", `{"type":"content_block_stop","index":0}`,
-		"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
-		"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hello"}}`,
-		"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" world!\n"}}`,
-		"content_block_stop", `{"type":"content_block_stop","index":1}`,
-		"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}`,
-		"message_stop", `{"type":"message_stop"}`,
-	)
-	tgi := []byte(`data:{"index":1,"token":{"id":1,"text":"Hello","logprob":-0.1,"special":false},"generated_text":null,"details":null}
-
-data:{"index":2,"token":{"id":2,"text":" world","logprob":-0.1,"special":false},"generated_text":null,"details":null}
-
-data:{"index":3,"token":{"id":2,"text":"</s>","logprob":-0.1,"special":true},"generated_text":"Hello world","details":{"finish_reason":"eos_token","generated_tokens":3,"seed":null}}
-
-`)
-	ollama := []byte(`{"model":"m","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}
-{"model":"m","message":{"role":"assistant","content":"Hi"},"done":false}
-{"model":"m","message":{"role":"assistant","content":" there"},"done":false}
-{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":1,"prompt_eval_count":7,"eval_count":4}
-`)
-	reasoningChat := sse(true,
-		`{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant"}}]}`,
-		`{"id":"c1","choices":[{"index":0,"delta":{"reasoning_content":"Think"}}]}`,
-		`{"id":"c1","choices":[{"index":0,"delta":{"reasoning_content":"ing","reasoning":"ing"}}]}`,
-		`{"id":"c1","choices":[{"index":0,"delta":{"content":"Answer"}}]}`,
-		`{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
-		`{"id":"c1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"completion_tokens_details":{"reasoning_tokens":3}}}`,
-	)
+	anth, tgi, ollama, reasoningChat := testAnthropicBody, testTGIBody, testOllamaBody, testReasoningBody
 	for _, tc := range []struct {
 		name       string
 		dialect    Dialect
