@@ -31,9 +31,15 @@
 // free VU while fewer than maxVUs exist waits for a new VU instead of being dropped
 // (its lateness is reported through Hooks.Lag).
 //
+// Resolve combines the script's options with command-line shortcuts the way k6
+// consolidates them (see its documentation for the exact rules).
+//
 // Arrival-rate executors compute iteration k's start time as a pure function of k (see
-// the plan types in schedule.go), so a late wake-up never accumulates into drift; each
-// iteration's lateness against that schedule is reported through Hooks.Lag.
+// the plan types in schedule.go), so a late wake-up never accumulates into drift and a
+// run of length T starts exactly ceil(∫rate) iterations unless VUs run out; each
+// iteration's lateness against that schedule is reported through Hooks.Lag. Expect a
+// lag of the order of a millisecond on Linux: the Go runtime sleeps in whole
+// milliseconds when a timer is less than 1ms away. Iterations never start early.
 //
 // # Concurrency
 //
