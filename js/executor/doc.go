@@ -32,7 +32,7 @@
 // (its lateness is reported through Hooks.Lag).
 //
 // Resolve combines the script's options with command-line shortcuts the way k6
-// consolidates them (see its documentation for the exact rules).
+// consolidates them; Resolve's documentation lists the rules.
 //
 // Arrival-rate executors compute iteration k's start time as a pure function of k (see
 // the plan types in schedule.go), so a late wake-up never accumulates into drift and a
