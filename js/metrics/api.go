@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokenstorm/tokenstorm/tokens"
 	"github.com/tokenstorm/tokenstorm/xk6ext"
 )
 
@@ -53,6 +54,13 @@ type Option func(*Engine)
 // decides Elapsed (and so counter rates) and when delayAbortEval has passed.
 func WithClock(c Clock) Option { return func(e *Engine) { e.clock = c } }
 
+// WithTrendOptions configures every trend sink, for example
+// tokens.WithExactLimit(n) to keep percentiles exact for up to n samples per series
+// (default tokens.DefaultExactLimit) before the bounded-memory sketch takes over.
+func WithTrendOptions(opts ...tokens.TrendOption) Option {
+	return func(e *Engine) { e.trendOpts = append(e.trendOpts, opts...) }
+}
+
 // Engine aggregates samples into per-metric sinks, evaluates thresholds and produces
 // summaries. Ingest, EvaluateThresholds, Snapshot and Elapsed are safe to call
 // concurrently.
@@ -88,7 +96,9 @@ func (e *Engine) EvaluateThresholds(final bool) (results []ThresholdResult, abor
 }
 
 // Snapshot returns a deep copy of everything aggregated so far, safe to use while Ingest
-// continues.
+// continues. Its Thresholds are evaluated on the copy as at the end of a test (metrics
+// without samples included). It copies every trend, so poll Counter rather than
+// Snapshot for a live progress line.
 func (e *Engine) Snapshot() *Summary { return e.snapshot() }
 
 // Counter returns the current sum of the named counter (0 if unknown or not a counter)

@@ -28,10 +28,10 @@ type aggregate struct {
 	trend   *tokens.TrendSink
 }
 
-func newAggregate(typ xk6ext.MetricType) aggregate {
+func newAggregate(typ xk6ext.MetricType, trendOpts []tokens.TrendOption) aggregate {
 	a := aggregate{typ: typ}
 	if typ == xk6ext.Trend {
-		a.trend = tokens.NewTrendSink()
+		a.trend = tokens.NewTrendSink(trendOpts...)
 	}
 	return a
 }
@@ -63,11 +63,13 @@ func (a *aggregate) empty() bool {
 	return true
 }
 
-// clone deep-copies the aggregate; the sinks other than the trend are plain values.
-func (a *aggregate) clone() aggregate {
+// clone deep-copies the aggregate; the sinks other than the trend are plain values. The
+// copy's trend must share the original's options: a smaller exact limit would turn an
+// exact copy into a sketch.
+func (a *aggregate) clone(trendOpts []tokens.TrendOption) aggregate {
 	c := *a
 	if a.trend != nil {
-		c.trend = tokens.NewTrendSink()
+		c.trend = tokens.NewTrendSink(trendOpts...)
 		c.trend.Merge(a.trend)
 	}
 	return c
@@ -128,9 +130,10 @@ type checkKey struct{ group, name string }
 
 // engineState is the Engine's body, kept unexported so the API file shows only the API.
 type engineState struct {
-	clock Clock
-	reg   *Registry
-	sets  []*thresholdSet
+	clock     Clock
+	reg       *Registry
+	sets      []*thresholdSet
+	trendOpts []tokens.TrendOption
 
 	mu      sync.Mutex
 	series  map[*xk6ext.Metric]*series
@@ -173,7 +176,7 @@ func newEngine(reg *Registry, th Thresholds, opts ...Option) *Engine {
 			s.direct = set
 			continue
 		}
-		s.subs = append(s.subs, &submetric{set: set, agg: newAggregate(set.metric.Type)})
+		s.subs = append(s.subs, &submetric{set: set, agg: newAggregate(set.metric.Type, e.trendOpts)})
 	}
 	return e
 }
@@ -185,7 +188,7 @@ func (e *engineState) seriesFor(m *xk6ext.Metric) *series {
 	}
 	s := &series{
 		metric:   m,
-		agg:      newAggregate(m.Type),
+		agg:      newAggregate(m.Type, e.trendOpts),
 		isChecks: m.Name == ChecksMetric && m.Type == xk6ext.Rate,
 		isGroup:  m.Name == GroupDurationMetric,
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tokenstorm/tokenstorm/tokens"
 	"github.com/tokenstorm/tokenstorm/xk6ext"
 )
 
@@ -348,4 +349,65 @@ func TestIngestAllocs(t *testing.T) {
 	}
 	allocs = testing.AllocsPerRun(100, func() { e.Ingest(trend) })
 	assert.LessOrEqual(t, allocs, 0.1, "trend ingest amortised to ~0 allocs")
+}
+
+func TestWithTrendOptions(t *testing.T) {
+	reg, ms := testRegistry(t)
+	batch := make([]xk6ext.Sample, 0, 3000)
+	for i := range 3000 {
+		batch = append(batch, sample(ms["ttft"], float64(i+1)))
+	}
+	tests := []struct {
+		name  string
+		opts  []Option
+		exact bool
+	}{
+		{"default keeps 3000 exact", nil, true},
+		{"sketch from the first sample", []Option{WithTrendOptions(tokens.WithExactLimit(0))}, false},
+		{"limit below the count", []Option{WithTrendOptions(tokens.WithExactLimit(1000))}, false},
+		{"limit above the count", []Option{WithTrendOptions(tokens.WithExactLimit(5000))}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := NewEngine(reg, Thresholds{}, tt.opts...)
+			e.Ingest(batch)
+			tv := e.Snapshot().Trend("ttft")
+			require.NotNil(t, tv)
+			assert.Equal(t, tt.exact, tv.Exact(), "the snapshot keeps the live sink's mode")
+			assert.Equal(t, int64(3000), tv.Count())
+			// p(50) of 1..3000 is 1500.5; the sketch stays within its relative error.
+			assert.InEpsilon(t, 1500.5, tv.Med(), tokens.SketchRelativeError)
+			if tt.exact {
+				assert.Equal(t, 1500.5, tv.Med())
+			}
+		})
+	}
+}
+
+// TestTrendMemoryBounded: past the exact limit a trend series switches to the sketch,
+// whose size does not grow with the sample count, and stays within its error bound.
+func TestTrendMemoryBounded(t *testing.T) {
+	reg, ms := testRegistry(t)
+	th := mustThresholds(t, reg, `{"ttft{model:a}": ["p(99)<1e9"]}`)
+	e := NewEngine(reg, th)
+	tags := map[string]string{"model": "a"}
+	batch := make([]xk6ext.Sample, 1000)
+	n := tokens.DefaultExactLimit + 34_464 // 100,000
+	for i := 0; i < n; i += len(batch) {
+		for j := range batch {
+			batch[j] = xk6ext.Sample{Metric: ms["ttft"], Value: float64(i + j + 1), Tags: tags}
+		}
+		e.Ingest(batch)
+	}
+	s := e.Snapshot()
+	for _, name := range []string{"ttft", "ttft{model:a}"} {
+		tv := s.Trend(name)
+		require.NotNil(t, tv, name)
+		assert.False(t, tv.Exact(), "%s switched to the sketch", name)
+		assert.Equal(t, int64(n), tv.Count())
+		assert.Equal(t, 1.0, tv.Min())
+		assert.Equal(t, float64(n), tv.Max())
+		exact := 1 + 0.99*float64(n-1)
+		assert.InEpsilon(t, exact, tv.P(99), tokens.SketchRelativeError, name)
+	}
 }

@@ -89,10 +89,10 @@ func (e *engineState) snapshot() *Summary {
 		if s.agg.empty() && s.direct == nil && len(s.subs) == 0 {
 			continue
 		}
-		items = append(items, snapshotItem{name: s.metric.Name, set: s.direct, agg: s.agg.clone(),
+		items = append(items, snapshotItem{name: s.metric.Name, set: s.direct, agg: s.agg.clone(e.trendOpts),
 			ms: &MetricSummary{Name: s.metric.Name, Type: s.metric.Type, Contains: s.metric.ValueType}})
 		for _, sub := range s.subs {
-			items = append(items, snapshotItem{name: sub.set.name, set: sub.set, agg: sub.agg.clone(),
+			items = append(items, snapshotItem{name: sub.set.name, set: sub.set, agg: sub.agg.clone(e.trendOpts),
 				ms: &MetricSummary{Name: sub.set.name, Type: s.metric.Type, Contains: s.metric.ValueType,
 					Submetric: true, Parent: s.metric.Name, Tags: sub.set.selector}})
 		}
