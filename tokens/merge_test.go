@@ -60,50 +60,52 @@ func requireSameTrend(t *testing.T, all, m *TrendSink, msg string) {
 func TestTrendSinkMergeEqualsRecordAll(t *testing.T) {
 	const limit = 64
 	sizes := []int{0, 1, 2, 17, limit - 1, limit, limit + 1, 3 * limit, 2500}
-	ks := []int{1, 2, 3, 7}
+	ks := []int{1, 2, 3, 4, 7, 12}
 	r := rand.New(rand.NewPCG(21, 22))
+	splits := []string{"random", "contiguous", "skewed"}
+	orders := []string{"sequential", "tree"}
+	c := 0
 	for di, d := range distributions {
 		for _, n := range sizes {
 			for _, k := range ks {
-				for _, split := range []string{"random", "contiguous", "skewed"} {
-					for _, order := range []string{"sequential", "tree"} {
-						name := fmt.Sprintf("%s/n=%d/k=%d/%s/%s", d.name, n, k, split, order)
-						vals := make([]float64, n)
-						for i := range vals {
-							if d.gen == nil {
-								vals[i] = math.Pow(1.02, float64(i)) * 1e-3 * float64(1+di)
-							} else {
-								vals[i] = d.gen(r)
-							}
-						}
-						all := NewTrendSink(WithExactLimit(limit))
-						for _, v := range vals {
-							all.Add(v)
-						}
-						parts := make([]*TrendSink, k)
-						for i := range parts {
-							parts[i] = NewTrendSink(WithExactLimit(limit))
-						}
-						for i, v := range vals {
-							var j int
-							switch split {
-							case "random":
-								j = r.IntN(k)
-							case "contiguous":
-								j = i * k / max(n, 1)
-							case "skewed": // most samples in one part, the rest spread thin
-								if r.IntN(10) > 0 {
-									j = 0
-								} else {
-									j = r.IntN(k)
-								}
-							}
-							parts[j].Add(v)
-						}
-						m := mergeAll(r, parts, order, limit)
-						requireSameTrend(t, all, m, name)
+				// Every split and order meets every distribution and size across the k loop.
+				split, order := splits[c%len(splits)], orders[c/len(splits)%len(orders)]
+				c++
+				name := fmt.Sprintf("%s/n=%d/k=%d/%s/%s", d.name, n, k, split, order)
+				vals := make([]float64, n)
+				for i := range vals {
+					if d.gen == nil {
+						vals[i] = math.Pow(1.02, float64(i)) * 1e-3 * float64(1+di)
+					} else {
+						vals[i] = d.gen(r)
 					}
 				}
+				all := NewTrendSink(WithExactLimit(limit))
+				for _, v := range vals {
+					all.Add(v)
+				}
+				parts := make([]*TrendSink, k)
+				for i := range parts {
+					parts[i] = NewTrendSink(WithExactLimit(limit))
+				}
+				for i, v := range vals {
+					var j int
+					switch split {
+					case "random":
+						j = r.IntN(k)
+					case "contiguous":
+						j = i * k / max(n, 1)
+					case "skewed": // most samples in one part, the rest spread thin
+						if r.IntN(10) > 0 {
+							j = 0
+						} else {
+							j = r.IntN(k)
+						}
+					}
+					parts[j].Add(v)
+				}
+				m := mergeAll(r, parts, order, limit)
+				requireSameTrend(t, all, m, name)
 			}
 		}
 	}

@@ -95,12 +95,11 @@ func (s *binStore) add(key int, c uint64) {
 // slice is re-centred, so all affected keys are still inside it.
 func (s *binStore) collapseBelow(floor int) {
 	var moved uint64
-	top := min(floor-1, s.maxKey)
-	for k := s.minKey; k <= top; k++ {
-		if k-s.off >= 0 && k-s.off < len(s.bins) {
-			moved += s.bins[k-s.off]
-			s.bins[k-s.off] = 0
-		}
+	lo := max(s.minKey, s.off) - s.off
+	hi := min(floor-1, s.maxKey, s.off+len(s.bins)-1) - s.off
+	for i := lo; i <= hi; i++ {
+		moved += s.bins[i]
+		s.bins[i] = 0
 	}
 	s.minKey = floor
 	if moved == 0 {

@@ -44,8 +44,9 @@ type TrendSink struct {
 	sum, c   float64 // Neumaier compensated sum
 	min, max float64
 
-	vals   []float64 // exact mode: every sample
-	sorted bool      // vals is sorted (cached between queries)
+	vals    []float64 // exact mode: every sample
+	nsorted int       // vals[:nsorted] is sorted (cached between queries)
+	scratch []float64 // reused by sortVals to merge a short unsorted tail
 
 	sk       *sketch // sketch mode when non-nil and inSketch
 	inSketch bool
@@ -90,11 +91,8 @@ func (s *TrendSink) Add(v float64) {
 		s.sk.add(v)
 		return
 	}
-	if s.sorted && len(s.vals) > 0 && v < s.vals[len(s.vals)-1] {
-		s.sorted = false
-	}
-	if len(s.vals) == 0 {
-		s.sorted = true
+	if s.nsorted == len(s.vals) && (s.nsorted == 0 || v >= s.vals[s.nsorted-1]) {
+		s.nsorted++
 	}
 	s.vals = append(s.vals, v)
 }
@@ -117,8 +115,8 @@ func (s *TrendSink) toSketch() {
 	for _, v := range s.vals {
 		s.sk.add(v)
 	}
-	s.vals = nil
-	s.sorted = false
+	s.vals, s.scratch = nil, nil
+	s.nsorted = 0
 	s.inSketch = true
 }
 
@@ -126,7 +124,7 @@ func (s *TrendSink) toSketch() {
 func (s *TrendSink) Reset() {
 	s.n, s.sum, s.c, s.min, s.max = 0, 0, 0, 0, 0
 	s.vals = s.vals[:0]
-	s.sorted = false
+	s.nsorted = 0
 	if s.sk != nil {
 		s.sk.reset()
 	}
@@ -187,12 +185,41 @@ func (s *TrendSink) Percentile(p float64) float64 {
 		k := s.rankValue(hi)
 		return j + (k-j)*f
 	}
-	if !s.sorted {
-		slices.Sort(s.vals)
-		s.sorted = true
-	}
+	s.sortVals()
 	j, k := s.vals[lo], s.vals[hi]
 	return j + (k-j)*f
+}
+
+// sortVals sorts the exact samples. A query after a few more adds (thresholds and live
+// summaries query every few seconds) sorts only the new tail and merges it into the
+// sorted prefix, O(n + t·log t) instead of a full sort.
+func (s *TrendSink) sortVals() {
+	n := len(s.vals)
+	if s.nsorted == n {
+		return
+	}
+	tail := s.vals[s.nsorted:]
+	if len(tail) > n/8 {
+		slices.Sort(s.vals)
+		s.nsorted = n
+		return
+	}
+	slices.Sort(tail)
+	if s.nsorted > 0 && tail[0] < s.vals[s.nsorted-1] {
+		// Merge from the back so the prefix can stay in place.
+		s.scratch = append(s.scratch[:0], tail...)
+		i, j := s.nsorted-1, len(s.scratch)-1
+		for w := n - 1; j >= 0; w-- {
+			if i >= 0 && s.vals[i] > s.scratch[j] {
+				s.vals[w] = s.vals[i]
+				i--
+			} else {
+				s.vals[w] = s.scratch[j]
+				j--
+			}
+		}
+	}
+	s.nsorted = n
 }
 
 // rankValue is the sketch's estimate of the sample at 0-based rank i.
@@ -226,13 +253,9 @@ func (s *TrendSink) Merge(o *TrendSink) {
 	s.n += o.n
 	s.addSum(o.sum, o.c)
 	if !s.inSketch && !o.inSketch && int(s.n) <= s.exactLimit() {
-		if s.sorted && len(s.vals) > 0 && len(o.vals) > 0 && o.vals[0] < s.vals[len(s.vals)-1] {
-			s.sorted = false
-		}
 		if len(s.vals) == 0 {
-			s.sorted = o.sorted
+			s.nsorted = o.nsorted
 		}
-		s.sorted = s.sorted && o.sorted
 		s.vals = append(s.vals, o.vals...)
 		return
 	}
@@ -251,7 +274,7 @@ func (s *TrendSink) Merge(o *TrendSink) {
 // mergeSelf doubles every sample (s.Merge(s)).
 func (s *TrendSink) mergeSelf() {
 	cp := &TrendSink{n: s.n, sum: s.sum, c: s.c, min: s.min, max: s.max,
-		vals: slices.Clone(s.vals), sorted: s.sorted, inSketch: s.inSketch}
+		vals: slices.Clone(s.vals), nsorted: s.nsorted, inSketch: s.inSketch}
 	if s.inSketch {
 		cp.sk = &sketch{}
 		cp.sk.merge(s.sk)

@@ -277,3 +277,27 @@ func TestTrendSinkAddDoesNotAllocate(t *testing.T) {
 		})
 	}
 }
+
+// Queries interleaved with every add exercise the sorted-prefix cache and the merge of a
+// short unsorted tail; every answer must equal a fresh sort.
+func TestTrendSinkInterleavedQueries(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 17))
+	s := NewTrendSink()
+	var vals []float64
+	for i := range 1500 {
+		v := float64(r.IntN(200)) - 100
+		if i%300 == 299 { // now and then a burst of adds before the next query
+			for range 50 {
+				s.Add(v)
+				vals = append(vals, v)
+				v = float64(r.IntN(200)) - 100
+			}
+		}
+		s.Add(v)
+		vals = append(vals, v)
+		for _, p := range []float64{0, 37, 50, 99, 100} {
+			require.Equal(t, k6Percentile(vals, p), s.Percentile(p), "after %d adds, p(%v)", len(vals), p)
+		}
+	}
+	require.True(t, slices.IsSorted(s.vals))
+}
