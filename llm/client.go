@@ -101,7 +101,7 @@ type phaseTimer struct {
 	idle   time.Duration
 	cancel context.CancelCauseFunc
 	idleOn atomic.Bool
-	lastAt atomic.Int64 // ns since start of the latest chunk
+	lastAt atomic.Int64 // ns since start of the latest read of response bytes
 	t      atomic.Pointer[time.Timer]
 }
 
@@ -386,14 +386,14 @@ func (c *Client) readStream(st *reqState, body io.Reader, res *Result, start tim
 	dec.reset(body, c.cfg.Dialect == Ollama)
 	dec.maxLine = c.cfg.MaxLineBytes
 	dec.maxTotal = int64(c.cfg.MaxResponseBytes)
+	if pt != nil {
+		dec.progress, dec.base = &pt.lastAt, start
+	}
 	a := &st.a
 	var last time.Duration
 	for dec.Next() {
 		ev := &dec.ev
 		t := ev.At.Sub(start)
-		if pt != nil {
-			pt.lastAt.Store(int64(t))
-		}
 		if c.cfg.Dialect != Ollama && bytes.Equal(ev.Data, doneMarker) {
 			a.done = true
 			continue

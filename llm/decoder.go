@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,6 +52,12 @@ type Decoder struct {
 
 	err    error
 	closed bool
+
+	// progress, when set, receives the time of every read as nanoseconds since base,
+	// for an idle timer running on another goroutine: idle means no bytes, not no
+	// events, so a large line arriving slowly is not idle.
+	progress *atomic.Int64
+	base     time.Time
 }
 
 // DecoderOption configures a Decoder.
@@ -238,6 +245,9 @@ func (d *Decoder) line() ([]byte, bool) {
 		n, err := d.r.Read(d.buf[d.wpos:])
 		if n > 0 {
 			d.readAt = time.Now()
+			if d.progress != nil {
+				d.progress.Store(int64(d.readAt.Sub(d.base)))
+			}
 			d.wpos += n
 			d.total += int64(n)
 			if d.total > d.maxTotal {
