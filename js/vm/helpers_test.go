@@ -221,3 +221,5 @@ func (p *probe) reset() {
 	defer p.mu.Unlock()
 	p.records = nil
 }
+
+func writeFile(path, src string) error { return os.WriteFile(path, []byte(src), 0o644) }
