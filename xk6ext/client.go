@@ -471,13 +471,16 @@ func (jc *jsClient) callAsync(c sobek.FunctionCall, chat bool) sobek.Value {
 		}
 		return m.rt.ToValue(promise)
 	}
-	ctx := m.host.Context()
 	enqueue := m.host.RegisterCallback()
-	go func() {
+	err = m.root.spawn(m.host.Context(), func(ctx context.Context) {
 		res := spec.client.Do(ctx, spec.req)
 		jc.record(ctx, spec, res)
 		enqueue(func() error { return resolve(m.resultObject(res, spec.slo)) })
-	}()
+	})
+	if err != nil {
+		// The slot must be released exactly once; the rejection runs on the loop.
+		enqueue(func() error { return reject(jsError(m.rt, err)) })
+	}
 	return m.rt.ToValue(promise)
 }
 

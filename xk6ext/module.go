@@ -33,6 +33,10 @@ type RootModule struct {
 	ctx    context.Context // lives until Close; parent of the mock server
 	cancel context.CancelFunc
 
+	// inflight joins the goroutines of async requests: Close cancels ctx, which ends
+	// them, and waits for them.
+	inflight sync.WaitGroup
+
 	mu       sync.Mutex
 	closed   bool
 	datasets map[string]*Dataset   // by absolute path
@@ -60,8 +64,10 @@ func NewRootModule() *RootModule {
 // ErrClosed is returned for work asked of a RootModule after Close.
 var ErrClosed = errors.New("tokenstorm: module closed (the test run is over)")
 
-// Close stops the embedded mock and closes every client's idle connections. It is safe
-// to call twice; afterwards the module refuses new clients and mocks.
+// Close ends the run's module state: it cancels async requests still in flight and
+// waits for their goroutines, closes every client's idle connections and stops the
+// embedded mock. It is safe to call twice; afterwards the module refuses new clients,
+// mocks and async requests.
 func (r *RootModule) Close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -72,12 +78,33 @@ func (r *RootModule) Close() error {
 	closers := r.closers
 	r.closers = nil
 	r.mu.Unlock()
+	r.cancel()
+	r.inflight.Wait()
 	for _, c := range closers {
 		c()
 	}
-	err := r.closeMock()
-	r.cancel()
-	return err
+	return r.closeMock()
+}
+
+// spawn runs f on a goroutine joined by Close, with a context that ends when parent
+// ends or the module closes.
+func (r *RootModule) spawn(parent context.Context, f func(ctx context.Context)) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	r.inflight.Add(1)
+	r.mu.Unlock()
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(r.ctx, cancel)
+	go func() {
+		defer r.inflight.Done()
+		defer cancel()
+		defer stop()
+		f(ctx)
+	}()
+	return nil
 }
 
 // addCloser registers cleanup to run at Close; it fails once the module is closed.
