@@ -10,13 +10,19 @@
 // merged and read like a k6 summary:
 //
 //	slo := tokens.SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond}
-//	rec := tokens.NewRecorder(slo)           // one per worker
-//	for _, r := range results {              // each *llm.Result
-//		rec.Add(r)
+//	recs := make([]*tokens.Recorder, workers)
+//	// worker i, on its own goroutine:
+//	recs[i] = tokens.NewRecorder(slo)
+//	for r := range results { // each *llm.Result the worker got
+//		recs[i].Add(r)
 //	}
-//	total.Merge(rec)                         // after the join
-//	p99, _ := total.Trend(tokens.MetricTTFT).Stat("p(99)")
-//	good := total.Goodput().Rate()
+//	// after every worker has returned:
+//	total := tokens.NewRecorder(slo)
+//	for _, rec := range recs {
+//		total.Merge(rec)
+//	}
+//	p99, _ := total.Trend(tokens.MetricTTFT).Stat("p(99)") // ms
+//	good := total.Goodput().Rate()                        // fraction meeting the SLO
 //
 // Code that has its own metric registry (the JS module) walks a result's values with
 // Visit and its tags with Tags instead; neither allocates.
@@ -37,7 +43,7 @@
 // the limit, which needs control of how buckets are keyed and collapsed; keying by
 // float bits is integer arithmetic, identical on every platform, where a logarithmic
 // mapping can differ in the last bit between math.Log implementations; and Add must
-// not allocate or take a lock. It is ~300 lines.
+// not allocate or take a lock. It is about 200 lines (sketch.go).
 //
 // # Concurrency
 //

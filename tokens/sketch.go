@@ -158,10 +158,22 @@ func (s *binStore) merge(o *binStore) {
 	if o.n == 0 {
 		return
 	}
-	// Adding o's largest key first collapses s once rather than repeatedly.
+	// Adding o's largest key first collapses s once rather than repeatedly; after it
+	// no key of o can raise s.maxKey, so the floor is fixed and keys inside s's live
+	// range are plain increments.
 	s.add(o.maxKey, o.bins[o.maxKey-o.off])
+	floor := s.maxKey - sketchMaxBins + 1
 	for k := o.minKey; k < o.maxKey; k++ {
-		s.add(k, o.bins[k-o.off])
+		c := o.bins[k-o.off]
+		if c == 0 {
+			continue
+		}
+		if kk := max(k, floor); kk >= s.minKey {
+			s.bins[kk-s.off] += c
+			s.n += c
+			continue
+		}
+		s.add(k, c)
 	}
 }
 
