@@ -2,6 +2,7 @@ package xk6ext
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,6 +26,9 @@ const (
 	// iterations; clients beyond it are closed when their iteration ends.
 	DefaultClientCache = 32
 )
+
+// insecureTLS is the TLS configuration of WithInsecureSkipTLSVerify; read-only.
+var insecureTLS = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the user asked for it, as in k6
 
 // ErrInitContext is thrown for a request made in the init context, which k6 forbids too:
 // init code runs once per VU and is not measured.
@@ -139,7 +143,11 @@ func (m *ModuleInstance) parseClient(v sobek.Value) (*jsClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.NoConnectionReuse = !reuse
+	cfg.NoConnectionReuse = !reuse || m.root.noConnectionReuse
+	if m.root.insecureTLS {
+		// One shared config, so clients with equal options still share a cache key.
+		cfg.TLSClientConfig = insecureTLS
+	}
 	usage, err := or.boolean("includeUsage", DefaultIncludeUsage)
 	if err != nil {
 		return nil, err

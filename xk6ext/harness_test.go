@@ -96,9 +96,9 @@ type env struct {
 	vars map[string]string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, opts ...xk6ext.Option) *env {
 	t.Helper()
-	e := &env{root: xk6ext.NewRootModule(), sink: newSink(), dir: t.TempDir(), vars: map[string]string{}}
+	e := &env{root: xk6ext.NewRootModule(opts...), sink: newSink(), dir: t.TempDir(), vars: map[string]string{}}
 	t.Cleanup(func() { require.NoError(t, e.root.Close()) })
 	return e
 }

@@ -43,7 +43,21 @@ type RootModule struct {
 	zipf     map[zipfKey][]float64 // cumulative tables by dataset and exponent
 	closers  []func()              // clients, closed by Close
 	mock     mockState
+
+	noConnectionReuse bool
+	insecureTLS       bool
 }
+
+// Option configures a RootModule with run-wide settings that k6 takes as test options.
+type Option func(*RootModule)
+
+// WithNoConnectionReuse makes every Client open a new connection per request, whatever
+// its connectionReuse option says: k6's noConnectionReuse option.
+func WithNoConnectionReuse() Option { return func(r *RootModule) { r.noConnectionReuse = true } }
+
+// WithInsecureSkipTLSVerify makes every Client accept any TLS certificate: k6's
+// insecureSkipTLSVerify option, for servers with self-signed certificates.
+func WithInsecureSkipTLSVerify() Option { return func(r *RootModule) { r.insecureTLS = true } }
 
 type zipfKey struct {
 	ds *Dataset
@@ -51,14 +65,18 @@ type zipfKey struct {
 }
 
 // NewRootModule returns the state for one test run.
-func NewRootModule() *RootModule {
+func NewRootModule(opts ...Option) *RootModule {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &RootModule{
+	r := &RootModule{
 		ctx:      ctx,
 		cancel:   cancel,
 		datasets: map[string]*Dataset{},
 		zipf:     map[zipfKey][]float64{},
 	}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // ErrClosed is returned for work asked of a RootModule after Close.
