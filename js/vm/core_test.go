@@ -229,3 +229,29 @@ func TestConsole(t *testing.T) {
 		`INFO plain 1 {"a":1}`, "INFO info", "DEBUG dbg", "WARN warn", "ERROR Error: bad",
 	}, e.logs.lines())
 }
+
+func TestExecInstance(t *testing.T) {
+	path := writeScript(t, "i.js", `
+		import exec from 'k6/execution';
+		import probe from 'k6/x/probe';
+		export default function () {
+			probe.record([exec.instance.vusActive, exec.instance.vusInitialized, exec.instance.iterationsCompleted,
+				exec.instance.iterationsInterrupted, exec.instance.currentTestRunDuration].join(','));
+		}
+	`)
+	t.Run("with runner info", func(t *testing.T) {
+		e := newEnv(t)
+		e.cfg.Instance = func() vm.InstanceInfo {
+			return vm.InstanceInfo{VUsActive: 2, VUsInitialized: 3, IterationsCompleted: 10, IterationsInterrupted: 1, CurrentTestRunDuration: 1500 * time.Millisecond}
+		}
+		vu := e.vu(path, 1)
+		require.NoError(t, run(t, vu, "default", executor.Iteration{}))
+		assert.Equal(t, []any{"2,3,10,1,1500"}, e.probe.recorded())
+	})
+	t.Run("without", func(t *testing.T) {
+		e := newEnv(t)
+		vu := e.vu(path, 1)
+		err := run(t, vu, "default", executor.Iteration{})
+		require.ErrorContains(t, err, "exec.instance.vusActive is not supported")
+	})
+}

@@ -23,6 +23,7 @@ func TestEventLoop(t *testing.T) {
 		{exec: "timers", want: []any{"t0,t2 n=3"}},
 		{exec: "asyncThrow", errorHas: "Error: async boom"},
 		{exec: "unhandled", errorHas: "Uncaught (in promise) Error: nobody catches me"},
+		{exec: "dynamicImport", errorHas: `dynamic import("./lib.js") is not supported by tokenstorm`},
 		{exec: "default"},
 	}
 	for _, tt := range tests {

@@ -76,14 +76,19 @@ func (vu *VU) executionModule() Exports {
 	})
 
 	instObj := rt.NewObject()
-	for _, n := range []string{"iterationsInterrupted", "iterationsCompleted", "vusActive", "vusInitialized"} {
-		getter(instObj, n, func() any {
-			panic(rt.NewGoError(fmt.Errorf("exec.instance.%s is not supported by tokenstorm", n)))
-		})
+	instance := func(name string) InstanceInfo {
+		if vu.p.cfg.Instance == nil {
+			panic(rt.NewGoError(fmt.Errorf("exec.instance.%s is not supported by this runner", name)))
+		}
+		return vu.p.cfg.Instance()
 	}
-	start := time.Now()
+	getter(instObj, "iterationsInterrupted", func() any { return instance("iterationsInterrupted").IterationsInterrupted })
+	getter(instObj, "iterationsCompleted", func() any { return instance("iterationsCompleted").IterationsCompleted })
+	getter(instObj, "vusActive", func() any { return instance("vusActive").VUsActive })
+	getter(instObj, "vusInitialized", func() any { return instance("vusInitialized").VUsInitialized })
 	getter(instObj, "currentTestRunDuration", func() any {
-		panic(rt.NewGoError(fmt.Errorf("exec.instance.currentTestRunDuration is not supported by tokenstorm (VU started %s ago)", time.Since(start).Round(time.Second))))
+		d := instance("currentTestRunDuration").CurrentTestRunDuration
+		return float64(d) / float64(time.Millisecond)
 	})
 
 	return Exports{Named: map[string]any{

@@ -43,6 +43,18 @@ type Config struct {
 	// startTime is when this Program first saw an iteration of the scenario and progress
 	// throws a "not supported" error.
 	ScenarioInfo func(scenario string) (start time.Time, progress float64)
+	// Instance, when set, answers exec.instance.*; without it those properties throw a
+	// "not supported" error rather than returning made-up numbers.
+	Instance func() InstanceInfo
+}
+
+// InstanceInfo is what k6/execution's exec.instance exposes.
+type InstanceInfo struct {
+	IterationsInterrupted  int64
+	IterationsCompleted    int64
+	VUsActive              int64
+	VUsInitialized         int64
+	CurrentTestRunDuration time.Duration
 }
 
 // MetricRegistry declares metrics; js/metrics.Registry implements it.

@@ -96,6 +96,10 @@ func (p *Program) NewVU(ctx context.Context, id int64) (*VU, error) {
 	vu.setContext(ctx)
 	vu.publishTags()
 	rt.SetPromiseRejectionTracker(vu.trackRejection)
+	rt.SetImportModuleDynamically(func(ref any, spec sobek.Value, payload any) {
+		rt.FinishLoadingImportModule(ref, spec, payload, nil, rt.NewTypeError(
+			fmt.Sprintf("dynamic import(%q) is not supported by tokenstorm: use a static import", spec.String())))
+	})
 	if err := vu.installGlobals(); err != nil {
 		return nil, err
 	}

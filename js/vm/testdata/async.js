@@ -30,6 +30,10 @@ export function handledLater() {
   p.catch((e) => probe.record('caught ' + e.message));
 }
 
+export async function dynamicImport() {
+  await import('./lib.js');
+}
+
 export function holdForever() {
   probe.hold();
 }
