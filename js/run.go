@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grafana/sobek"
+
 	"github.com/tokenstorm/tokenstorm/js/executor"
 	"github.com/tokenstorm/tokenstorm/js/metrics"
 	"github.com/tokenstorm/tokenstorm/js/vm"
@@ -805,6 +807,8 @@ func (r *runner) routeSummary(out any) error {
 			b = []byte(v)
 		case []byte:
 			b = v
+		case sobek.ArrayBuffer:
+			b = v.Bytes()
 		case nil:
 			continue
 		default:

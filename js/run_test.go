@@ -227,11 +227,16 @@ func TestTestAbort(t *testing.T) {
 
 func TestHandleSummary(t *testing.T) {
 	outFile := filepath.Join(t.TempDir(), "sub", "summary.json")
-	res := run(t, "handle_summary.js", js.Options{Env: map[string]string{"OUT_FILE": outFile}, Quiet: true})
+	binFile := filepath.Join(t.TempDir(), "bin.out")
+	res := run(t, "handle_summary.js", js.Options{Env: map[string]string{"OUT_FILE": outFile, "BIN_FILE": binFile}, Quiet: true})
 	require.NoError(t, res.err)
 	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v", res.rep.Err)
 	assert.Equal(t, "custom stdout: 2\n", res.stdout.String(), "handleSummary replaces the text summary")
 	assert.Contains(t, res.stderr.String(), "custom stderr\n")
+
+	bin, err := os.ReadFile(binFile)
+	require.NoError(t, err)
+	assert.Equal(t, "hi", string(bin))
 
 	b, err := os.ReadFile(outFile)
 	require.NoError(t, err)
@@ -383,4 +388,46 @@ func TestMissingScript(t *testing.T) {
 	res := run(t, "does_not_exist.js", js.Options{})
 	assert.Equal(t, js.ExitScriptException, res.rep.ExitCode)
 	assert.Contains(t, res.rep.Err.Error(), "does_not_exist.js")
+}
+
+func TestLifecycleOptions(t *testing.T) {
+	cases := []struct {
+		name  string
+		code  int
+		check func(t *testing.T, res result)
+	}{
+		{"noSetup", js.ExitOK, nil},
+		{"setupTimeout", js.ExitSetupTimeout, func(t *testing.T, res result) {
+			var te *js.TimeoutError
+			require.ErrorAs(t, res.rep.Err, &te)
+			assert.Equal(t, "setup", te.Stage)
+			assert.Zero(t, res.rep.Summary.Counter("iterations"), "no iteration after a failed setup")
+		}},
+		{"teardownThrows", js.ExitScriptException, func(t *testing.T, res result) {
+			assert.Contains(t, res.rep.Err.Error(), "teardown boom")
+			assert.Equal(t, 1.0, res.rep.Summary.Counter("iterations"))
+		}},
+		{"minIteration", js.ExitOK, func(t *testing.T, res result) {
+			// Three 100 ms minimum iterations on one VU cannot take less than 300 ms.
+			assert.GreaterOrEqual(t, res.rep.Duration, 300*time.Millisecond)
+		}},
+		{"initThrowsInVU2", js.ExitScriptException, func(t *testing.T, res result) {
+			assert.Contains(t, res.rep.Err.Error(), "VU 2 cannot start")
+		}},
+		{"scenariosAndDuration", js.ExitInvalidConfig, func(t *testing.T, res result) {
+			var oe *js.OptionError
+			require.ErrorAs(t, res.rep.Err, &oe)
+			assert.Equal(t, "duration", oe.Field)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, "lifecycle_options.js", js.Options{Env: map[string]string{"CASE": c.name}})
+			require.NoError(t, res.err)
+			require.Equal(t, c.code, res.rep.ExitCode, "%v\n%s", res.rep.Err, res.stderr)
+			if c.check != nil {
+				c.check(t, res)
+			}
+		})
+	}
 }

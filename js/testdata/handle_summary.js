@@ -6,5 +6,6 @@ export function handleSummary(data) {
     stderr: 'custom stderr\n',
   };
   out[__ENV.OUT_FILE] = JSON.stringify(data);
+  out[__ENV.BIN_FILE] = new Uint8Array([104, 105]).buffer; // ArrayBuffers are written as bytes
   return out;
 }
