@@ -73,9 +73,10 @@ func NewEngine(reg *Registry, th Thresholds, opts ...Option) *Engine {
 	return newEngine(reg, th, opts...)
 }
 
-// Ingest aggregates samples. Samples carry their full tags (already merged by the host).
-// It takes one lock per call and does not allocate in steady state for series it has
-// seen before.
+// Ingest aggregates samples. Samples carry their full tags (already merged by the host);
+// a tag map may be shared by many samples but must not change during the call. It takes
+// one lock per call and does not allocate in steady state for series it has seen
+// before.
 func (e *Engine) Ingest(samples []xk6ext.Sample) { e.ingest(samples) }
 
 // SetStart marks the test start; counter rates and delayAbortEval count from it.

@@ -63,7 +63,8 @@
 //
 // Registry and Engine are safe for concurrent use. Ingest takes one lock per batch and,
 // for series it has seen before, allocates nothing: a series is found by its metric
-// pointer and only metrics that carry submetrics match tags. A Summary is an
+// pointer, only metrics that carry submetrics match tags, and samples of one batch that
+// share a tag map (as one request's samples do) share one match. A Summary is an
 // independent deep copy: reading it never blocks Ingest, and its TrendViews are safe for
 // concurrent use; its maps must not be written while others read them.
 package metrics

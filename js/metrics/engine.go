@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"reflect"
 	"sync"
 	"time"
 
@@ -124,6 +125,32 @@ type series struct {
 	subs     []*submetric
 	isChecks bool
 	isGroup  bool
+
+	// Samples of one request share one tag map, so within a batch the submetric match
+	// of the previous sample is reused when the map is the same (by identity).
+	memoBatch uint64
+	memoTags  uintptr
+	memoMask  uint64
+}
+
+// maxMemoSubs is how many submetrics a series may have for its match to be memoised
+// (one bit each).
+const maxMemoSubs = 64
+
+// matchSubs returns which of s's submetrics tags selects, one bit per submetric.
+func (s *series) matchSubs(tags map[string]string, batch uint64) uint64 {
+	id := reflect.ValueOf(tags).Pointer() // no allocation: a map is pointer-shaped
+	if id != 0 && s.memoBatch == batch && s.memoTags == id {
+		return s.memoMask
+	}
+	var mask uint64
+	for i, sub := range s.subs {
+		if sub.matches(tags) {
+			mask |= 1 << i
+		}
+	}
+	s.memoBatch, s.memoTags, s.memoMask = batch, id, mask
+	return mask
 }
 
 type checkKey struct{ group, name string }
@@ -139,6 +166,7 @@ type engineState struct {
 	series  map[*xk6ext.Metric]*series
 	order   []*series // first-seen order, for stable output
 	seq     int64     // gauge stamps: ingest order decides the "last" value
+	batch   uint64    // Ingest calls, for the per-batch submetric memo
 	checks  map[checkKey]*Check
 	corder  []checkKey
 	groups  map[string]struct{} // group paths seen
@@ -203,6 +231,7 @@ func (e *engineState) ingest(samples []xk6ext.Sample) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.batch++ // a caller may refill a tag map between batches, never within one
 	for i := range samples {
 		smp := &samples[i]
 		// NaN and ±Inf would poison sums and comparisons for the rest of the run; the
@@ -216,9 +245,20 @@ func (e *engineState) ingest(samples []xk6ext.Sample) {
 		}
 		e.seq++
 		s.agg.add(smp.Value, e.seq)
-		for _, sub := range s.subs {
-			if sub.matches(smp.Tags) {
-				sub.agg.add(smp.Value, e.seq)
+		switch n := len(s.subs); {
+		case n == 0:
+		case n <= maxMemoSubs:
+			mask := s.matchSubs(smp.Tags, e.batch)
+			for j := 0; mask != 0; j, mask = j+1, mask>>1 {
+				if mask&1 != 0 {
+					s.subs[j].agg.add(smp.Value, e.seq)
+				}
+			}
+		default:
+			for _, sub := range s.subs {
+				if sub.matches(smp.Tags) {
+					sub.agg.add(smp.Value, e.seq)
+				}
 			}
 		}
 		switch {

@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -409,5 +410,52 @@ func TestTrendMemoryBounded(t *testing.T) {
 		assert.Equal(t, float64(n), tv.Max())
 		exact := 1 + 0.99*float64(n-1)
 		assert.InEpsilon(t, exact, tv.P(99), tokens.SketchRelativeError, name)
+	}
+}
+
+// TestSubmetricMemo: the per-batch match memo must follow the tag map's identity within
+// a batch and be forgotten between batches, when a caller may refill the same map.
+func TestSubmetricMemo(t *testing.T) {
+	reg, ms := testRegistry(t)
+	th := mustThresholds(t, reg, `{"ttft{model:a}": ["max<1e9"], "ttft{model:b}": ["max<1e9"]}`)
+	e := NewEngine(reg, th)
+	a := map[string]string{"model": "a"}
+	b := map[string]string{"model": "b"}
+	e.Ingest([]xk6ext.Sample{
+		{Metric: ms["ttft"], Value: 1, Tags: a}, {Metric: ms["ttft"], Value: 1, Tags: a},
+		{Metric: ms["ttft"], Value: 1, Tags: b}, {Metric: ms["ttft"], Value: 1, Tags: nil},
+		{Metric: ms["ttft"], Value: 1, Tags: b}, {Metric: ms["ttft"], Value: 1, Tags: a},
+	}) // ends on map a, so the next batch starts where the memo holds a's match
+	a["model"] = "b" // the same map, refilled for the next batch
+	e.Ingest([]xk6ext.Sample{{Metric: ms["ttft"], Value: 1, Tags: a}})
+	s := e.Snapshot()
+	assert.Equal(t, int64(3), s.Trend("ttft{model:a}").Count())
+	assert.Equal(t, int64(3), s.Trend("ttft{model:b}").Count())
+	assert.Equal(t, int64(7), s.Trend("ttft").Count())
+}
+
+// TestManySubmetrics covers series with more submetrics than the memo has bits.
+func TestManySubmetrics(t *testing.T) {
+	reg, ms := testRegistry(t)
+	var js strings.Builder
+	js.WriteString("{")
+	for i := range maxMemoSubs + 6 {
+		if i > 0 {
+			js.WriteString(",")
+		}
+		fmt.Fprintf(&js, `"reqs{n:%d}": ["count>0"]`, i)
+	}
+	js.WriteString("}")
+	e := NewEngine(reg, mustThresholds(t, reg, js.String()))
+	for i := range maxMemoSubs + 6 {
+		e.Ingest([]xk6ext.Sample{sample(ms["reqs"], float64(i+1), "n", fmt.Sprint(i))})
+	}
+	s := e.Snapshot()
+	for i := range maxMemoSubs + 6 {
+		assert.Equal(t, float64(i+1), s.Counter(fmt.Sprintf("reqs{n:%d}", i)))
+	}
+	res, _ := e.EvaluateThresholds(true)
+	for _, r := range res {
+		assert.True(t, r.OK, r.Metric)
 	}
 }
