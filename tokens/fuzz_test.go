@@ -62,6 +62,8 @@ func FuzzTrendMerge(f *testing.F) {
 	f.Add(enc(1, 2, 3, 4, 5), uint64(0b10110), uint8(3))
 	f.Add(enc(-1e300, 0, 1e-300, math.NaN(), math.Inf(1), 5e-324, -0.0), uint64(0x55), uint8(2))
 	f.Add(enc(1e-20, 1e20, -1e-20, -1e20, 3, 3, 3, 3, 3), uint64(0xdeadbeef), uint8(0))
+	f.Add(enc(-math.MaxFloat64, math.MaxFloat64, 1, -1), uint64(0b0110), uint8(0))
+	f.Add(enc(-math.MaxFloat64, math.MaxFloat64, 1, -1), uint64(0b0110), uint8(9))
 	f.Fuzz(func(t *testing.T, data []byte, split uint64, limit uint8) {
 		lim := int(limit % 16)
 		all := NewTrendSink(WithExactLimit(lim))

@@ -182,12 +182,20 @@ func (s *TrendSink) Percentile(p float64) float64 {
 		if hi == lo {
 			return j
 		}
-		k := s.rankValue(hi)
-		return j + (k-j)*f
+		return lerp(j, s.rankValue(hi), f)
 	}
 	s.sortVals()
-	j, k := s.vals[lo], s.vals[hi]
-	return j + (k-j)*f
+	return lerp(s.vals[lo], s.vals[hi], f)
+}
+
+// lerp is k6's interpolation j + (k−j)·f, except where k−j overflows (samples near
+// ±MaxFloat64 of both signs), which would report ±Inf outside [Min, Max].
+func lerp(j, k, f float64) float64 {
+	d := k - j
+	if math.IsInf(d, 0) {
+		return j*(1-f) + k*f
+	}
+	return j + d*f
 }
 
 // sortVals sorts the exact samples. A query after a few more adds (thresholds and live

@@ -46,6 +46,7 @@ func TestTrendSinkKnownValues(t *testing.T) {
 		{"p above 100 clamps", one2ten, 150, 10},
 		{"p below 0 clamps", one2ten, -5, 1},
 		{"negatives and zero", []float64{-3, 0, 3}, 25, -1.5},
+		{"no overflow between ±MaxFloat64", []float64{-math.MaxFloat64, math.MaxFloat64}, 50, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
