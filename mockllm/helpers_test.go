@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,8 @@ func startServer(t testing.TB, cfg Config) (*Server, *http.Client) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := Start(ctx, "", cfg)
 	require.NoError(t, err)
-	tr := &http.Transport{}
+	// Wait for "100 Continue" on requests that ask for it (see TestFaults).
+	tr := &http.Transport{ExpectContinueTimeout: 30 * time.Second}
 	t.Cleanup(func() {
 		tr.CloseIdleConnections()
 		cancel()
