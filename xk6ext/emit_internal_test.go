@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/sobek"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -59,4 +60,23 @@ func TestMetricType(t *testing.T) {
 		mt := metricType(d.Kind)
 		assert.Equal(t, d.Kind.String(), mt.String(), d.Name)
 	}
+}
+
+// TestResultObjectAllocsDoNotGrowWithChunks: building the JS result costs the same for
+// a short and a long answer; itl_ms is built only when read.
+func TestResultObjectAllocsDoNotGrowWithChunks(t *testing.T) {
+	m := &ModuleInstance{rt: sobek.New()}
+	allocs := func(chunks int) float64 {
+		r := result(chunks)
+		return testing.AllocsPerRun(20, func() { _ = m.resultObject(r, tokens.SLO{}) })
+	}
+	// 1,000 vs 100,000: the same magnitudes of counts (sobek caches small integers).
+	assert.Equal(t, allocs(1000), allocs(100_000))
+
+	o := m.resultObject(result(5), tokens.SLO{}).ToObject(m.rt)
+	assert.Same(t, o.Get("itl_ms"), o.Get("itl_ms"), "built once")
+	require.NoError(t, m.rt.Set("r", o))
+	js, err := m.rt.RunString(`JSON.stringify(r.itl_ms) + ' ' + Array.isArray(r.itl_ms) + ' ' + Object.keys(r).includes('itl_ms')`)
+	require.NoError(t, err)
+	assert.Equal(t, "[1,1,1,1] true true", js.String())
 }

@@ -12,6 +12,7 @@ func ms[D ~int64](d D) float64 { return float64(d) / 1e6 }
 
 // resultObject builds the JS Result: the probe's JSON fields in snake_case, plus a few
 // more. Durations are float milliseconds; a point never reached is 0, as in llm.Result.
+// The object keeps r alive (for itl_ms) as long as the script holds it.
 func (m *ModuleInstance) resultObject(r *llm.Result, slo tokens.SLO) sobek.Value {
 	rt := m.rt
 	o := rt.NewObject()
@@ -19,10 +20,6 @@ func (m *ModuleInstance) resultObject(r *llm.Result, slo tokens.SLO) sobek.Value
 	errText := ""
 	if r.Err != nil {
 		errText = r.Err.Error()
-	}
-	itl := make([]any, len(r.ITL))
-	for i, d := range r.ITL {
-		itl[i] = ms(d)
 	}
 	set("ok", r.OK())
 	set("status", r.Status)
@@ -32,7 +29,20 @@ func (m *ModuleInstance) resultObject(r *llm.Result, slo tokens.SLO) sobek.Value
 	set("ttfb_ms", ms(r.TTFB))
 	set("ttft_ms", ms(r.TTFT))
 	set("ttfo_ms", ms(r.TTFO))
-	set("itl_ms", rt.NewArray(itl...))
+	// itl_ms has one entry per chunk: built only when the script reads it, so a
+	// request's cost to the VU does not grow with its length unless asked for.
+	var itl sobek.Value
+	getter := rt.ToValue(func(sobek.FunctionCall) sobek.Value {
+		if itl == nil {
+			items := make([]any, len(r.ITL))
+			for i, d := range r.ITL {
+				items[i] = ms(d)
+			}
+			itl = rt.NewArray(items...)
+		}
+		return itl
+	})
+	_ = o.DefineAccessorProperty("itl_ms", getter, nil, sobek.FLAG_TRUE, sobek.FLAG_TRUE)
 	set("tpot_ms", ms(r.TPOT))
 	set("e2e_ms", ms(r.E2E))
 	set("duration_ms", ms(r.Duration))
