@@ -79,6 +79,9 @@ var knownOptions = map[string]optionSupport{
 	"noSetup":              supported,
 	"noTeardown":           supported,
 	"minIterationDuration": supported,
+	// Passed to the tokenstorm module, which applies them to every Client.
+	"noConnectionReuse":     supported,
+	"insecureSkipTLSVerify": supported,
 
 	// k6/http-only options: tokenstorm has no k6/http, importing it is an error, so
 	// these cannot change what a tokenstorm script does.
@@ -114,6 +117,8 @@ type scriptOptions struct {
 	NoSetup           bool
 	NoTeardown        bool
 	MinIterDuration   time.Duration
+	NoConnectionReuse bool
+	InsecureTLS       bool
 	Ignored           []string // harmless options that were set (reported at debug level)
 }
 
@@ -232,15 +237,20 @@ func (o *scriptOptions) set(k string, v json.RawMessage) error {
 		if err := json.Unmarshal(v, &o.Tags); err != nil {
 			return bad("must be an object of string values")
 		}
-	case "noSetup", "noTeardown":
+	case "noSetup", "noTeardown", "noConnectionReuse", "insecureSkipTLSVerify":
 		var b bool
 		if err := json.Unmarshal(v, &b); err != nil {
 			return bad("must be a boolean")
 		}
-		if k == "noSetup" {
+		switch k {
+		case "noSetup":
 			o.NoSetup = b
-		} else {
+		case "noTeardown":
 			o.NoTeardown = b
+		case "noConnectionReuse":
+			o.NoConnectionReuse = b
+		default:
+			o.InsecureTLS = b
 		}
 	default:
 		return bad("not supported by tokenstorm")

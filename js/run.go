@@ -176,6 +176,7 @@ type runner struct {
 	stopReason error
 	stopRun    context.CancelCauseFunc
 	execRun    *executor.Run
+	pool       *vuPool
 }
 
 func newRunner(path string, opts Options) *runner {
@@ -302,6 +303,7 @@ func (r *runner) compile(tags map[string]string) (*vm.Program, error) {
 			r.stop(&vm.AbortError{Reason: reason})
 		},
 		ScenarioInfo: r.scenarioInfo,
+		Instance:     r.instanceInfo,
 	}
 	return vm.Compile(r.path, cfg)
 }
@@ -329,6 +331,39 @@ func (r *runner) scenarioInfo(name string) (time.Time, float64) {
 		return now.Add(-s.Elapsed), min(max(p, 0), 1)
 	}
 	return now, 0
+}
+
+// moduleOptions are the k6 options the tokenstorm module applies run-wide.
+func moduleOptions(so *scriptOptions) []xk6ext.Option {
+	var o []xk6ext.Option
+	if so.NoConnectionReuse {
+		o = append(o, xk6ext.WithNoConnectionReuse())
+	}
+	if so.InsecureTLS {
+		o = append(o, xk6ext.WithInsecureSkipTLSVerify())
+	}
+	return o
+}
+
+// instanceInfo answers exec.instance.* from the executors and the pool.
+func (r *runner) instanceInfo() vm.InstanceInfo {
+	r.stopMu.Lock()
+	er, pool := r.execRun, r.pool
+	r.stopMu.Unlock()
+	var info vm.InstanceInfo
+	if pool != nil {
+		info.VUsInitialized = pool.initialised()
+	}
+	if er != nil {
+		p := er.Progress()
+		info.VUsActive = p.ActiveVUs
+		info.CurrentTestRunDuration = p.Elapsed
+		for _, s := range p.Scenarios {
+			info.IterationsCompleted += s.Completed
+			info.IterationsInterrupted += s.Interrupted
+		}
+	}
+	return info
 }
 
 // fail builds the Report of a run that stopped before its scenarios.
@@ -376,9 +411,18 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	for _, name := range so.Ignored {
 		r.log.Debug("option has no effect in tokenstorm", slog.String("option", name))
 	}
-	if len(so.Tags) > 0 {
-		// Run-level tags are part of every VU's configuration, and they are only known
-		// now: compile again with them (cheap next to running the test).
+	if rootOpts := moduleOptions(so); len(so.Tags) > 0 || len(rootOpts) > 0 {
+		// Run-level tags and the module's run-wide settings are part of every VU's
+		// configuration, and they are only known now: start again with them (cheap next
+		// to running the test). VU 0's module state (a mock it started) goes with the old
+		// root module.
+		if len(rootOpts) > 0 {
+			old := r.root
+			r.root = xk6ext.NewRootModule(rootOpts...)
+			if err := old.Close(); err != nil {
+				r.log.Warn("closing the tokenstorm module: " + err.Error())
+			}
+		}
 		if prog, err = r.compile(so.Tags); err != nil {
 			return scriptFailure(err), nil
 		}
@@ -425,6 +469,9 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	r.setEngine(engine)
 
 	pool := newVUPool(r.vuCtx, 0, prog.NewVU)
+	r.stopMu.Lock()
+	r.pool = pool
+	r.stopMu.Unlock()
 	pool.logger = r.log
 	pool.minIter = so.MinIterDuration
 	hooks := r.hooks(lag)

@@ -108,7 +108,8 @@ func TestInvalidOptions(t *testing.T) {
 		{"fractional iterations", `{"iterations": 1.5}`, "iterations"},
 		{"bad duration", `{"duration": "forever"}`, "duration"},
 		{"unsupported option", `{"rps": 10}`, "rps"},
-		{"unsupported tls option", `{"insecureSkipTLSVerify": true}`, "insecureSkipTLSVerify"},
+		{"unsupported tls option", `{"tlsVersion": "tls1.2"}`, "tlsVersion"},
+		{"noConnectionReuse not a bool", `{"noConnectionReuse": "yes"}`, "noConnectionReuse"},
 		{"bad stage", `{"stages": [{"duration": "1s", "target": -2}]}`, "stages[0].target"},
 		{"bad trend stat", `{"summaryTrendStats": ["avg", "p(101)"]}`, "summaryTrendStats"},
 		{"bad time unit", `{"summaryTimeUnit": "years"}`, "summaryTimeUnit"},
@@ -134,6 +135,14 @@ func TestInvalidOptions(t *testing.T) {
 		res := run(t, "bad_option.js", js.Options{Env: map[string]string{"OPT": `{"iterations": 1, "discardResponseBodies": true, "userAgent": "x", "noUsageReport": true}`}})
 		require.NoError(t, res.err)
 		assert.Equal(t, js.ExitOK, res.rep.ExitCode, "%v", res.rep.Err)
+	})
+	t.Run("module options are accepted", func(t *testing.T) {
+		res := run(t, "mock_request.js", js.Options{Iterations: ptr[int64](2), Env: map[string]string{
+			"OPTIONS": `{"noConnectionReuse": true, "insecureSkipTLSVerify": true}`,
+		}})
+		require.NoError(t, res.err)
+		assert.Equal(t, js.ExitOK, res.rep.ExitCode, "%v\n%s", res.rep.Err, res.stderr)
+		assert.Equal(t, 2.0, res.rep.Summary.Counter("llm_reqs"))
 	})
 	t.Run("missing exec function", func(t *testing.T) {
 		res := run(t, "missing_exec.js", js.Options{})
@@ -162,6 +171,9 @@ func TestLifecycle(t *testing.T) {
 	assert.Zero(t, fails)
 	passes, fails = s.Check("env WHO is set")
 	assert.Equal(t, int64(6), passes, "-e values reach __ENV")
+	assert.Zero(t, fails)
+	passes, fails = s.Check("instance info")
+	assert.Equal(t, int64(6), passes, "exec.instance answered from the executors and the pool")
 	assert.Zero(t, fails)
 
 	// Groups nest as k6 paths, with the check inside the inner group.

@@ -32,6 +32,9 @@ export default function (data) {
     });
   });
   check(__ENV, { 'env WHO is set': (e) => e.WHO === 'tester' });
+  check(exec.instance, {
+    'instance info': (inst) => inst.vusInitialized === 2 && inst.vusActive >= 1 && inst.iterationsCompleted >= 0,
+  });
   work.add(1, { kind: 'even' });
   work.add(1, { kind: 'odd' });
   size.add(i % 5, { kind: 'odd' });
