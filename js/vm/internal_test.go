@@ -110,7 +110,7 @@ func FuzzParseStack(f *testing.F) {
 func TestHotPathsDoNotAllocate(t *testing.T) {
 	p := &Program{cfg: Config{Emit: func([]xk6ext.Sample) {}, Tags: map[string]string{"a": "b"}}, reg: newLocalRegistry()}
 	require.NoError(t, p.declareBuiltins())
-	vu := &VU{p: p, checkTagCache: make(map[string]map[string]string)}
+	vu := &VU{p: p}
 	vu.scenario = &executor.Scenario{Name: "s"}
 	vu.publishTags()
 	now := time.Now()
@@ -118,6 +118,18 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 
 	vu.emitCheck("c", true, now, nil) // builds the cached tag map
 	assert.Zero(t, testing.AllocsPerRun(100, func() { vu.emitCheck("c", true, now, nil) }), "check")
+	vu.groupPath = "::g"
+	vu.publishTags()
+	vu.emitCheck("c", true, now, nil)
+	vu.groupPath = ""
+	vu.publishTags()
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		vu.groupPath = "::g"
+		vu.publishTags()
+		vu.emitCheck("c", true, now, nil)
+		vu.groupPath = ""
+		vu.publishTags()
+	}), "check inside a group, entering and leaving it")
 	assert.Zero(t, testing.AllocsPerRun(100, func() { vu.emitIteration(now, now) }), "iteration samples")
 	samples := make([]xk6ext.Sample, 1)
 	assert.Zero(t, testing.AllocsPerRun(100, func() {

@@ -123,7 +123,7 @@ func (t *vuTags) Set(key string, val sobek.Value) bool {
 		t.vu.userTags = make(map[string]string)
 	}
 	t.vu.userTags[key] = val.String()
-	t.vu.publishTags()
+	t.vu.invalidateTags()
 	return true
 }
 
@@ -134,7 +134,7 @@ func (t *vuTags) Has(key string) bool {
 
 func (t *vuTags) Delete(key string) bool {
 	delete(t.vu.userTags, key)
-	t.vu.publishTags()
+	t.vu.invalidateTags()
 	return true
 }
 

@@ -88,20 +88,11 @@ func (vu *VU) check(call sobek.FunctionCall) sobek.Value {
 }
 
 // emitCheck emits one checks sample; with no extra tags it reuses a cached tag map per
-// check name (rebuilt when the VU's tags change), so a check costs no map.
+// group and check name, so a check costs no map.
 func (vu *VU) emitCheck(name string, pass bool, now time.Time, extra map[string]string) {
 	var tags map[string]string
 	if extra == nil {
-		tags = vu.checkTagCache[name]
-		if tags == nil {
-			base := *vu.tags.Load()
-			tags = make(map[string]string, len(base)+1)
-			for k, v := range base {
-				tags[k] = v
-			}
-			tags["check"] = name
-			vu.checkTagCache[name] = tags
-		}
+		tags = vu.checkTags(name)
 	} else {
 		base := *vu.tags.Load()
 		tags = make(map[string]string, len(base)+len(extra)+1)

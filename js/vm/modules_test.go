@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tokenstorm/tokenstorm/js/executor"
 	"github.com/tokenstorm/tokenstorm/js/vm"
 )
 
@@ -136,4 +137,28 @@ func assertScriptError(t *testing.T, err error, file string, line, col int, cont
 		}
 		assert.Contains(t, se.Error(), file+":")
 	}
+}
+
+func TestReExportsAndNamespaces(t *testing.T) {
+	dir := t.TempDir()
+	writeIn(t, dir, "lib.js", "export function double(x) { return 2 * x; }\nexport const k = 'K';\nexport default 'lib-default';\n")
+	writeIn(t, dir, "mid.js", "export * from './lib.js';\nexport { double as twice, default as libDefault } from './lib.js';\nexport * as ns from './lib.js';\n")
+	main := writeIn(t, dir, "main.js", `
+		import * as mid from './mid.js';
+		import { twice, libDefault, ns } from './mid.js';
+		import * as probeNS from 'k6/x/probe';
+		import probe from 'k6/x/probe';
+		export { double } from './lib.js';
+		export default function () {
+			probe.record([mid.double(2), twice(3), mid.k, libDefault, ns.k, 'default' in mid, typeof probeNS.record, typeof probeNS.default.record].join(' '));
+		}
+	`)
+	e := newEnv(t)
+	p, err := vm.Compile(main, e.cfg)
+	require.NoError(t, err)
+	vu, err := p.NewVU(context.Background(), 1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"default", "double"}, vu.Exports())
+	require.NoError(t, run(t, vu, "default", executor.Iteration{}))
+	assert.Equal(t, []any{"4 6 K lib-default K false function function"}, e.probe.recorded())
 }

@@ -60,7 +60,7 @@ type VU struct {
 	rejected      []*sobek.Promise
 	timers        map[int64]*jsTimer
 	nextTimer     int64
-	checkTagCache map[string]map[string]string
+	tagCache      map[string]*groupTags // by group path
 	scratch       [2]xk6ext.Sample
 
 	// tags is the merged tag set samples get (Config.Tags, scenario, scenario tags,
@@ -91,7 +91,6 @@ func (p *Program) NewVU(ctx context.Context, id int64) (*VU, error) {
 		loop:          newEventLoop(),
 		inInit:        true,
 		funcs:         make(map[string]sobek.Callable),
-		checkTagCache: make(map[string]map[string]string),
 	}
 	vu.setContext(ctx)
 	vu.publishTags()
@@ -413,7 +412,7 @@ func (vu *VU) enterIteration(ctx context.Context, it executor.Iteration) {
 		vu.scenario = it.Scenario
 		vu.setEnvFor(it.Scenario)
 		vu.groupPath = ""
-		vu.publishTags()
+		vu.invalidateTags()
 	}
 	_ = vu.rt.Set("__ITER", it.InVU)
 }
@@ -591,10 +590,16 @@ func (vu *VU) State() xk6ext.State {
 
 // --- tags ---
 
-// publishTags rebuilds the merged tag map after the scenario, group or exec.vu.tags
-// changed. Precedence, lowest first: Config.Tags, scenario tags, exec.vu.tags, then the
-// system tags scenario and group.
+// publishTags publishes the merged tag map for the current scenario, group and
+// exec.vu.tags. Precedence, lowest first: Config.Tags, scenario tags, exec.vu.tags, then
+// the system tags scenario and group. Maps are cached per group path, so entering and
+// leaving groups in every iteration builds nothing after the first time; changing the
+// scenario or exec.vu.tags calls invalidateTags first.
 func (vu *VU) publishTags() {
+	if c, ok := vu.tagCache[vu.groupPath]; ok {
+		vu.tags.Store(&c.tags)
+		return
+	}
 	m := make(map[string]string, len(vu.p.cfg.Tags)+len(vu.userTags)+4)
 	for k, v := range vu.p.cfg.Tags {
 		m[k] = v
@@ -611,8 +616,48 @@ func (vu *VU) publishTags() {
 		m["scenario"] = vu.scenario.Name
 	}
 	m["group"] = vu.groupPath
-	vu.tags.Store(&m)
-	clear(vu.checkTagCache)
+	if vu.tagCache == nil {
+		vu.tagCache = make(map[string]*groupTags)
+	}
+	c := &groupTags{tags: m}
+	vu.tagCache[vu.groupPath] = c
+	vu.tags.Store(&c.tags)
+}
+
+// invalidateTags forgets the cached tag maps (their contents changed) and publishes
+// fresh ones. Maps already handed to Emit stay untouched.
+func (vu *VU) invalidateTags() {
+	clear(vu.tagCache)
+	vu.publishTags()
+}
+
+// groupTags are the published tags of one group path and, per check name, the same tags
+// plus check=<name>.
+type groupTags struct {
+	tags   map[string]string
+	checks map[string]map[string]string
+}
+
+// checkTags returns the cached tag map for a check named name in the current group.
+func (vu *VU) checkTags(name string) map[string]string {
+	c := vu.tagCache[vu.groupPath]
+	if c == nil {
+		vu.publishTags()
+		c = vu.tagCache[vu.groupPath]
+	}
+	if t, ok := c.checks[name]; ok {
+		return t
+	}
+	t := make(map[string]string, len(c.tags)+1)
+	for k, v := range c.tags {
+		t[k] = v
+	}
+	t["check"] = name
+	if c.checks == nil {
+		c.checks = make(map[string]map[string]string)
+	}
+	c.checks[name] = t
+	return t
 }
 
 // --- field names ---
