@@ -35,7 +35,9 @@
 // 2^15 buckets per sign (≤ 1 MiB, typically ~100 KiB): buckets are the top 10 mantissa
 // bits and the exponent of the float64, so each percentile is within
 // SketchRelativeError (2^-11 ≈ 0.049%) of the exact value, zero and negative values
-// included. Count, Sum, Min, Max and Avg stay exact.
+// included. Count, Sum, Min, Max and Avg stay exact. The span is bounded to ~9.6
+// decades below the largest magnitude (1 µs to an hour in milliseconds); smaller values
+// are counted in the lowest kept bucket.
 //
 // The sketch is written here rather than taken from a library (DataDog's sketches-go
 // is the obvious one) for three reasons: Merge must equal recording everything in one

@@ -19,7 +19,7 @@ const (
 	sketchShift   = 52 - sketchSubBits
 
 	// sketchMaxBins bounds the key span kept per sign: 2^15 buckets are 32 binary
-	// octaves, about 9.6 decades (for example 0.1 µs to 1 hour in milliseconds).
+	// octaves, about 9.6 decades (for example 1 µs to 1 hour in milliseconds).
 	// Values more than that far below the largest magnitude seen are counted in the
 	// lowest kept bucket (their reported value is then clamped by Min/Max): the bucket
 	// floor depends only on the largest key ever seen, so collapsing is independent of
