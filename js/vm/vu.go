@@ -45,23 +45,23 @@ type VU struct {
 	freeze   sobek.Callable
 
 	// execution state, VU goroutine only
-	it            executor.Iteration
-	iterInRun     int64 // vu.iterationInInstance
-	started       time.Time
-	groupPath     string
-	userTags      map[string]string
-	scenario      *scenarioT
-	scenarioEnv   map[*scenarioT]sobek.Value
-	baseEnv       sobek.Value
-	funcs         map[string]sobek.Callable
-	setupRaw      json.RawMessage
-	setupVal      sobek.Value
-	setupParsed   bool
-	rejected      []*sobek.Promise
-	timers        map[int64]*jsTimer
-	nextTimer     int64
-	tagCache      map[string]*groupTags // by group path
-	scratch       [2]xk6ext.Sample
+	it          executor.Iteration
+	iterInRun   int64 // vu.iterationInInstance
+	started     time.Time
+	groupPath   string
+	userTags    map[string]string
+	scenario    *scenarioT
+	scenarioEnv map[*scenarioT]sobek.Value
+	baseEnv     sobek.Value
+	funcs       map[string]sobek.Callable
+	setupRaw    json.RawMessage
+	setupVal    sobek.Value
+	setupParsed bool
+	rejected    []*sobek.Promise
+	timers      map[int64]*jsTimer
+	nextTimer   int64
+	tagCache    map[string]*groupTags // by group path
+	scratch     [2]xk6ext.Sample
 
 	// tags is the merged tag set samples get (Config.Tags, scenario, scenario tags,
 	// exec.vu.tags, group). Published as an immutable map so Emit can read it from any
@@ -84,13 +84,13 @@ func (p *Program) NewVU(ctx context.Context, id int64) (*VU, error) {
 	rt := sobek.New()
 	rt.SetFieldNameMapper(fieldNameMapper{})
 	vu := &VU{
-		p:             p,
-		id:            id,
-		rt:            rt,
-		natives:       make(map[*nativeModule]*nativeInstance, len(p.order)),
-		loop:          newEventLoop(),
-		inInit:        true,
-		funcs:         make(map[string]sobek.Callable),
+		p:       p,
+		id:      id,
+		rt:      rt,
+		natives: make(map[*nativeModule]*nativeInstance, len(p.order)),
+		loop:    newEventLoop(),
+		inInit:  true,
+		funcs:   make(map[string]sobek.Callable),
 	}
 	vu.setContext(ctx)
 	vu.publishTags()
