@@ -25,15 +25,14 @@ import (
 
 // Exit codes of a run, k6's (k6 documents them in its errext/exitcodes package).
 const (
-	ExitOK               = 0
-	ExitThresholds       = 99  // a threshold was crossed (also after abortOnFail)
-	ExitSetupTimeout     = 100 // setup() ran past setupTimeout
-	ExitTeardownTimeout  = 101 // teardown() ran past teardownTimeout
-	ExitInvalidConfig    = 104 // invalid or unsupported options
-	ExitExternalAbort    = 105 // interrupted (Ctrl-C, SIGTERM: the ctx given to Run was cancelled)
-	ExitScriptException  = 107 // syntax error, exception in init, setup() or teardown()
-	ExitScriptAborted    = 108 // the script called exec.test.abort()
-	ExitSummaryException = ExitScriptException
+	ExitOK              = 0
+	ExitThresholds      = 99  // a threshold was crossed (also after abortOnFail)
+	ExitSetupTimeout    = 100 // setup() ran past setupTimeout
+	ExitTeardownTimeout = 101 // teardown() ran past teardownTimeout
+	ExitInvalidConfig   = 104 // invalid or unsupported options
+	ExitExternalAbort   = 105 // interrupted (Ctrl-C, SIGTERM: the ctx given to Run was cancelled)
+	ExitScriptException = 107 // syntax error, exception in init, setup() or teardown()
+	ExitScriptAborted   = 108 // the script called exec.test.abort()
 )
 
 // Options are the command-line level settings of a run. They take precedence over the
