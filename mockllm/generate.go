@@ -205,7 +205,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 						s.metrics.finishedAbort.Add(1)
 						return
 					}
-					buf = buf[:0:512] // drop the 2 MiB buffer
+					if cap(buf) > 64<<10 {
+						buf = make([]byte, 0, 512) // let the 2 MiB line go
+					}
 				}
 			}
 		}
