@@ -443,3 +443,31 @@ func TestLifecycleOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestArrivalRateDropsAndLag(t *testing.T) {
+	res := run(t, "arrival_drops.js", js.Options{})
+	require.NoError(t, res.err)
+	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v\n%s", res.rep.Err, res.stderr)
+	s := res.rep.Summary
+	started, dropped := s.Counter("iterations"), s.Counter("dropped_iterations")
+	assert.Greater(t, dropped, 0.0)
+	assert.Equal(t, 50.0, started+dropped, "every scheduled iteration either started or was dropped")
+	lag := s.Trend(js.ScheduleLagMetric)
+	require.NotNil(t, lag, "arrival-rate runs report their lag behind schedule")
+	assert.Equal(t, int64(started), lag.Count(), "one lag sample per started iteration")
+	for _, th := range res.rep.Thresholds { // the samples carry the scenario tag
+		assert.True(t, th.OK, "%s %s observed %v", th.Metric, th.Expr, th.Observed)
+	}
+	assert.Len(t, res.rep.Thresholds, 2)
+}
+
+func TestProgressLine(t *testing.T) {
+	res := run(t, "lifecycle.js", js.Options{Progress: true, Env: map[string]string{"WHO": "tester"}})
+	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v", res.rep.Err)
+	// The final line is always drawn; the periodic ones depend on how long the run takes.
+	assert.Contains(t, res.stderr.String(), "finished (")
+	assert.Contains(t, res.stderr.String(), "6/6 complete and 0 interrupted iterations")
+
+	quiet := run(t, "lifecycle.js", js.Options{Progress: true, Quiet: true, Env: map[string]string{"WHO": "tester"}})
+	assert.NotContains(t, quiet.stderr.String(), "finished (", "-q wins over Progress")
+}
