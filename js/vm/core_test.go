@@ -255,3 +255,32 @@ func TestExecInstance(t *testing.T) {
 		require.ErrorContains(t, err, "exec.instance.vusActive is not supported")
 	})
 }
+
+func TestExecScenarioInfoAndOptions(t *testing.T) {
+	path := writeScript(t, "x.js", `
+		import exec from 'k6/execution';
+		import probe from 'k6/x/probe';
+		export const options = { vus: 3, tags: { team: 'a' } };
+		let initErr = '';
+		try { exec.scenario.name; } catch (e) { initErr = e.message; }
+		probe.record(initErr);
+		export default function () {
+			probe.record([exec.scenario.startTime, exec.scenario.progress, exec.test.options.vus, exec.test.options.tags.team].join(','));
+		}
+	`)
+	e := newEnv(t)
+	start := time.UnixMilli(1_700_000_000_123)
+	e.cfg.ScenarioInfo = func(name string) (time.Time, float64) {
+		require.Equal(t, "sc", name)
+		return start, 0.25
+	}
+	p, err := vm.Compile(path, e.cfg)
+	require.NoError(t, err)
+	vu, err := p.NewVU(context.Background(), 1)
+	require.NoError(t, err)
+	require.NoError(t, run(t, vu, "default", executor.Iteration{}))
+	rec := e.probe.recorded()
+	require.Len(t, rec, 2)
+	assert.Contains(t, rec[0], "only available inside an iteration")
+	assert.Equal(t, "1700000000123,0.25,3,a", rec[1])
+}
