@@ -11,8 +11,8 @@
 // A host creates one RootModule per test run and, for each VU, one ModuleInstance when
 // the VU's init context first imports the module:
 //
-//	root := xk6ext.NewRootModule()
-//	defer root.Close() // stops the embedded mock, closes idle connections
+//	root := xk6ext.NewRootModule()   // or with k6's run-wide options: WithNoConnectionReuse(), WithInsecureSkipTLSVerify()
+//	defer root.Close() // joins async requests, stops the embedded mock, closes idle connections
 //	// for each VU, in its init context, on its goroutine:
 //	exports, err := root.Instantiate(host) // or root.NewModuleInstance(host).Exports()
 //

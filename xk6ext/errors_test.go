@@ -1,6 +1,8 @@
 package xk6ext_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/tokenstorm/tokenstorm/js/vm"
 	"github.com/tokenstorm/tokenstorm/mockllm"
+	"github.com/tokenstorm/tokenstorm/xk6ext"
 )
 
 // TestInvalidArguments checks that every invalid argument throws a JS exception whose
@@ -42,6 +45,7 @@ func TestInvalidArguments(t *testing.T) {
 		{"dataset path", `storm.dataset(42)`, `option "path": must be a non-empty string`},
 		{"dataset order", `storm.dataset('d.jsonl', { order: 'shuffled' })`, `option "order": must be`},
 		{"dataset s without zipf", `storm.dataset('d.jsonl', { s: 2 })`, `option "s": only applies`},
+		{"dataset seed without order", `storm.dataset('d.jsonl', { seed: 2 })`, `option "seed": only applies`},
 		{"dataset missing file", `storm.dataset('missing.jsonl')`, `missing.jsonl`},
 		{"lognormal median", `storm.lognormal({ sigma: 1 })`, `option "median": is required`},
 		{"lognormal bounds", `storm.lognormal({ median: 10, min: 5, max: 2 })`, `max (2) is below min (5)`},
@@ -79,4 +83,39 @@ export default function () {}
 	assert.Contains(t, se.Message, "init context")
 	assert.Equal(t, 4, se.Line, "the exception points at the call")
 	assert.Empty(t, e.sink.named("llm_reqs"), "nothing was sent")
+}
+
+// TestMetricConflict: when the host already has llm_ttft with another type, the module
+// cannot declare its metrics. Instantiate reports it; a host that uses
+// NewModuleInstance().Exports() sees it thrown by the first Client.
+func TestMetricConflict(t *testing.T) {
+	const script = `
+import storm from 'k6/x/tokenstorm';
+export function make() { new storm.Client(); }
+`
+	t.Run("Instantiate", func(t *testing.T) {
+		e := newEnv(t)
+		_, err := e.sink.NewMetric("llm_ttft", xk6ext.Counter, xk6ext.Default)
+		require.NoError(t, err)
+		_, err = e.compile(t, script).NewVU(testCtx(t), 1)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "declaring metric llm_ttft")
+	})
+	t.Run("NewModuleInstance", func(t *testing.T) {
+		e := newEnv(t)
+		_, err := e.sink.NewMetric("llm_ttft", xk6ext.Counter, xk6ext.Default)
+		require.NoError(t, err)
+		path := filepath.Join(e.dir, "main.js")
+		require.NoError(t, os.WriteFile(path, []byte(script), 0o644))
+		prog, err := vm.Compile(path, vm.Config{
+			Modules: map[string]vm.ModuleFactory{xk6ext.ImportPath: func(h xk6ext.Host) (vm.Exports, error) {
+				return vm.Exports(e.root.NewModuleInstance(h).Exports()), nil
+			}},
+			Registry: e.sink,
+		})
+		require.NoError(t, err)
+		vu, err := prog.NewVU(testCtx(t), 1)
+		require.NoError(t, err)
+		assert.Contains(t, callErr(t, vu, "make").Error(), "declaring metric llm_ttft")
+	})
 }

@@ -289,6 +289,9 @@ func (m *ModuleInstance) jsDataset(call sobek.FunctionCall) sobek.Value {
 	if sSet && order != "zipf" {
 		m.throw(or.errf("s", "only applies to order 'zipf'"))
 	}
+	if seedSet && order == "sequential" {
+		m.throw(or.errf("seed", "only applies to orders 'random' and 'zipf'"))
+	}
 	if !(s > 0) {
 		m.throw(or.errf("s", "must be positive, got %v", s))
 	}
