@@ -251,3 +251,26 @@ export async function bad() {
 
 	assert.Contains(t, call(t, vu, "bad"), `"messages"`, "invalid arguments reject the promise")
 }
+
+func TestRequestFields(t *testing.T) {
+	e := newEnv(t)
+	e.startMock(t, mockllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
+	vu := e.vu(t, `
+import { Client } from 'k6/x/tokenstorm';
+const c = new Client({ url: __ENV.MOCK_URL, model: 'base', keepText: false });
+export function nostream() { return c.chat({ prompt: 'x', max_tokens: 4, stream: false, model: 'other' }); }
+export function passthrough() { return c.chat({ prompt: 'x', max_completion_tokens: 3 }); }
+`)
+	r := obj(t, call(t, vu, "nostream"))
+	require.Equal(t, true, r["ok"], "error: %v", r["error"])
+	assert.EqualValues(t, 4, r["completion_tokens"])
+	assert.Equal(t, "other", r["model"], "the call's model overrides the client's")
+	assert.Equal(t, "", r["text"], "keepText: false")
+
+	r = obj(t, call(t, vu, "passthrough"))
+	require.Equal(t, true, r["ok"], "error: %v", r["error"])
+	assert.EqualValues(t, 3, r["completion_tokens"], "unknown keys reach the request body")
+	ttft := e.sink.named("llm_ttft")
+	require.NotEmpty(t, ttft)
+	assert.Equal(t, "base", ttft[len(ttft)-1].Tags["model"])
+}
