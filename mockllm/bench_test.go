@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,6 +95,57 @@ func BenchmarkChunkRate(b *testing.B) {
 			b.ReportMetric(chunks/elapsed.Seconds(), "chunks/s")
 			b.ReportMetric(float64(elapsed.Nanoseconds())/chunks, "ns/chunk")
 			b.ReportMetric(0, "ns/op") // per-request time is not the quantity here
+		})
+	}
+}
+
+// BenchmarkScheduleLateness measures how late the mock emits chunks against its own
+// plan (actual gap − planned delay, from Truth) at 1 and 1,000 concurrent streams with
+// a 2 ms ITL. Truth records the actual times, so lateness never falsifies ground
+// truth; it shows how faithfully the configured latency model is delivered.
+//
+//	go test -run '^$' -bench BenchmarkScheduleLateness -benchtime 1x ./mockllm/
+func BenchmarkScheduleLateness(b *testing.B) {
+	for _, streams := range []int{1, 1000} {
+		b.Run(strconv.Itoa(streams)+"_streams", func(b *testing.B) {
+			const tokens = 50
+			srv, _ := startServer(b, Config{TTFT: 5 * time.Millisecond, ITL: 2 * time.Millisecond, RecordTruth: true})
+			tr := &http.Transport{MaxIdleConnsPerHost: streams, MaxConnsPerHost: streams}
+			defer tr.CloseIdleConnections()
+			c := &http.Client{Transport: tr}
+			body := `{"prompt":"x","stream":true,"max_tokens":` + strconv.Itoa(tokens) + `}`
+			var late []time.Duration
+			for b.Loop() {
+				errs := make(chan error, streams)
+				for range streams {
+					go func() {
+						resp, err := c.Post(srv.URL()+"/v1/completions", "application/json", strings.NewReader(body))
+						if err == nil {
+							_, err = io.Copy(io.Discard, resp.Body)
+							resp.Body.Close()
+						}
+						errs <- err
+					}()
+				}
+				for range streams {
+					if err := <-errs; err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			for _, t := range srv.Truths() {
+				for i := 1; i < len(t.Chunks); i++ {
+					late = append(late, t.Chunks[i].Sub(t.Chunks[i-1])-t.Delays[i])
+				}
+			}
+			slices.Sort(late)
+			if len(late) == 0 {
+				b.Fatal("no gaps recorded")
+			}
+			q := func(p float64) float64 { return float64(late[int(p*float64(len(late)-1))].Microseconds()) }
+			b.ReportMetric(q(0.5), "p50_late_µs")
+			b.ReportMetric(q(0.99), "p99_late_µs")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }
