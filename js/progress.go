@@ -26,7 +26,7 @@ type progress struct {
 // llm_completion_tokens delta since the previous line.
 func (p *progress) line(pr executor.Progress, e *metrics.Engine, maxVUs int64, final bool) string {
 	now := time.Now()
-	tokens := e.Snapshot().Counter(completionTokensMetric)
+	tokens := e.Counter(completionTokensMetric)
 	if !p.lastAt.IsZero() {
 		if dt := now.Sub(p.lastAt).Seconds(); dt > 0 {
 			p.tps = (tokens - p.lastTokens) / dt
