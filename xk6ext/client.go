@@ -306,8 +306,9 @@ type callSpec struct {
 	tags   map[string]string
 }
 
-// reserved are the request keys the module interprets; every other key goes into the
-// request body as given.
+// parseCall reads a request object on the VU goroutine. messages, prompt, max_tokens,
+// model, stream, headers, tags and slo are the module's keys; every other key goes into
+// the request body as given, so any server field (temperature, ignore_eos…) works.
 func (jc *jsClient) parseCall(chat bool, v sobek.Value) (*callSpec, error) {
 	m := jc.m
 	fn := "complete"
