@@ -426,6 +426,10 @@ func TestLifecycleOptions(t *testing.T) {
 		{"initThrowsInVU2", js.ExitScriptException, func(t *testing.T, res result) {
 			assert.Contains(t, res.rep.Err.Error(), "VU 2 cannot start")
 		}},
+		{"runTags", js.ExitOK, func(t *testing.T, res result) {
+			require.Len(t, res.rep.Thresholds, 1)
+			assert.True(t, res.rep.Thresholds[0].OK, "options.tags reach every sample: %+v", res.rep.Thresholds[0])
+		}},
 		{"scenariosAndDuration", js.ExitInvalidConfig, func(t *testing.T, res result) {
 			var oe *js.OptionError
 			require.ErrorAs(t, res.rep.Err, &oe)

@@ -7,6 +7,7 @@ const cases = {
   teardownThrows: { iterations: 1 },
   minIteration: { vus: 1, iterations: 3, minIterationDuration: '100ms' },
   initThrowsInVU2: { vus: 3, iterations: 3 },
+  runTags: { iterations: 2, tags: { team: 'llm' }, thresholds: { 'iterations{team:llm}': ['count==2'] } },
   scenariosAndDuration: { duration: '1s', scenarios: { s: { executor: 'shared-iterations' } } },
 };
 export const options = cases[__ENV.CASE];
