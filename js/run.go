@@ -526,9 +526,15 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 			failed = append(failed, t)
 		}
 	}
-	if len(failed) > 0 {
-		_, aborted := r.stopped().(*ThresholdsError)
+	abortErr, aborted := r.stopped().(*ThresholdsError)
+	switch {
+	case len(failed) > 0:
 		r.setOutcome(rep, ExitThresholds, &ThresholdsError{Failed: failed, Aborted: aborted})
+	case aborted:
+		// The threshold that stopped the run passes on the final data (it recovered
+		// during gracefulStop or teardown): the run was still cut short by it, and k6
+		// exits 99 for that.
+		r.setOutcome(rep, ExitThresholds, abortErr)
 	}
 	rep.Summary = engine.Snapshot()
 	rep.Summary.Thresholds = results
