@@ -32,6 +32,9 @@ export default function (data) {
     });
   });
   check(__ENV, { 'env WHO is set': (e) => e.WHO === 'tester' });
+  check(exec.scenario, {
+    'scenario info': (sc) => sc.progress >= 0 && sc.progress <= 1 && sc.startTime <= Date.now() && sc.name === 'default',
+  });
   check(exec.instance, {
     'instance info': (inst) => inst.vusInitialized === 2 && inst.vusActive >= 1 && inst.iterationsCompleted >= 0,
   });
