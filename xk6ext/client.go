@@ -500,5 +500,5 @@ func (jc *jsClient) record(ctx context.Context, spec *callSpec, res *llm.Result)
 	if !res.OK() && ctx.Err() != nil {
 		return
 	}
-	jc.m.host.Emit(jc.m.metrics.samples(res, spec.slo, jc.tags, spec.tags)...)
+	jc.m.host.Emit(jc.m.metrics.Samples(res, spec.slo, jc.tags, spec.tags)...)
 }

@@ -15,37 +15,42 @@ const (
 	MetricDataReceived = "data_received"
 )
 
-// metricSet holds one VU's declared metrics.
-type metricSet struct {
+// Declarer declares a metric; Host.NewMetric and the runner's registry are Declarers.
+type Declarer func(name string, typ MetricType, vt ValueType) (*Metric, error)
+
+// Recorder turns request results into the module's samples: the tokens catalogue plus
+// data_sent and data_received. The JS module uses one per VU; Go scenarios (package
+// gotest) use it too, so a script and a Go scenario emit the same names and tags.
+type Recorder struct {
 	byName       map[string]*Metric
 	dataSent     *Metric
 	dataReceived *Metric
 }
 
-// declareMetrics declares the tokens catalogue and the data metrics. NewMetric is
+// NewRecorder declares the tokens catalogue and the data metrics. Declaring is
 // idempotent, so every VU declaring the same set is fine.
-func declareMetrics(h Host) (*metricSet, error) {
+func NewRecorder(declare Declarer) (*Recorder, error) {
 	cat := tokens.Catalogue()
-	ms := &metricSet{byName: make(map[string]*Metric, len(cat))}
+	rec := &Recorder{byName: make(map[string]*Metric, len(cat))}
 	for _, d := range cat {
 		vt := Default
 		if d.Time {
 			vt = Time
 		}
-		met, err := h.NewMetric(d.Name, metricType(d.Kind), vt)
+		met, err := declare(d.Name, metricType(d.Kind), vt)
 		if err != nil {
 			return nil, fmt.Errorf("tokenstorm: declaring metric %s: %w", d.Name, err)
 		}
-		ms.byName[d.Name] = met
+		rec.byName[d.Name] = met
 	}
 	var err error
-	if ms.dataSent, err = h.NewMetric(MetricDataSent, Counter, Data); err != nil {
+	if rec.dataSent, err = declare(MetricDataSent, Counter, Data); err != nil {
 		return nil, fmt.Errorf("tokenstorm: declaring metric %s: %w", MetricDataSent, err)
 	}
-	if ms.dataReceived, err = h.NewMetric(MetricDataReceived, Counter, Data); err != nil {
+	if rec.dataReceived, err = declare(MetricDataReceived, Counter, Data); err != nil {
 		return nil, fmt.Errorf("tokenstorm: declaring metric %s: %w", MetricDataReceived, err)
 	}
-	return ms, nil
+	return rec, nil
 }
 
 func metricType(k tokens.Kind) MetricType {
@@ -60,11 +65,11 @@ func metricType(k tokens.Kind) MetricType {
 	return Trend
 }
 
-// samples turns one result into its samples: every value tokens.Visit yields plus the
+// Samples turns one result into its samples: every value tokens.Visit yields plus the
 // byte counters, all sharing one tag map (the result's tags, then the client's, then
 // the call's, later ones winning). One slice and one map per request; nothing per chunk
-// beyond the slice's room for the ITL gaps.
-func (ms *metricSet) samples(r *llm.Result, slo tokens.SLO, clientTags, callTags map[string]string) []Sample {
+// beyond the slice's room for the ITL gaps. The host merges its VU tags under them.
+func (rec *Recorder) Samples(r *llm.Result, slo tokens.SLO, clientTags, callTags map[string]string) []Sample {
 	tags := make(map[string]string, 5+len(clientTags)+len(callTags))
 	tokens.Tags(r, tags)
 	for k, v := range clientTags {
@@ -74,14 +79,14 @@ func (ms *metricSet) samples(r *llm.Result, slo tokens.SLO, clientTags, callTags
 		tags[k] = v
 	}
 	now := time.Now()
-	out := make([]Sample, 0, len(ms.byName)+2+len(r.ITL))
+	out := make([]Sample, 0, len(rec.byName)+2+len(r.ITL))
 	tokens.Visit(r, slo, func(name string, v float64) {
-		if met := ms.byName[name]; met != nil {
+		if met := rec.byName[name]; met != nil {
 			out = append(out, Sample{Metric: met, Time: now, Value: v, Tags: tags})
 		}
 	})
 	out = append(out,
-		Sample{Metric: ms.dataSent, Time: now, Value: float64(r.BytesSent), Tags: tags},
-		Sample{Metric: ms.dataReceived, Time: now, Value: float64(r.BytesReceived), Tags: tags})
+		Sample{Metric: rec.dataSent, Time: now, Value: float64(r.BytesSent), Tags: tags},
+		Sample{Metric: rec.dataReceived, Time: now, Value: float64(r.BytesReceived), Tags: tags})
 	return out
 }

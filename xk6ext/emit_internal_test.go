@@ -36,20 +36,20 @@ func result(chunks int) *llm.Result {
 // TestSamplesAllocsDoNotGrowWithChunks proves the per-request cost is per request: the
 // same few allocations for 10 chunks as for 10,000.
 func TestSamplesAllocsDoNotGrowWithChunks(t *testing.T) {
-	ms, err := declareMetrics(declOnly{})
+	ms, err := NewRecorder(declOnly{}.NewMetric)
 	require.NoError(t, err)
 	slo := tokens.SLO{TTFT: time.Second}
 	client := map[string]string{"team": "a"}
 	call := map[string]string{"turn": "1"}
 	allocs := func(chunks int) float64 {
 		r := result(chunks)
-		return testing.AllocsPerRun(50, func() { _ = ms.samples(r, slo, client, call) })
+		return testing.AllocsPerRun(50, func() { _ = ms.Samples(r, slo, client, call) })
 	}
 	small, large := allocs(10), allocs(10_000)
 	assert.Equal(t, small, large, "allocations per request must not depend on the chunk count")
 	assert.LessOrEqual(t, small, 6.0)
 
-	s := ms.samples(result(10), slo, client, call)
+	s := ms.Samples(result(10), slo, client, call)
 	// Every catalogue metric once, except llm_itl (once per gap: 9) and llm_ttfo (never
 	// reached without a TTFO), plus data_sent and data_received.
 	assert.Len(t, s, len(tokens.Catalogue())-2+9+2)

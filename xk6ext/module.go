@@ -174,7 +174,7 @@ type ModuleInstance struct {
 	root    *RootModule
 	host    Host
 	rt      *sobek.Runtime
-	metrics *metricSet
+	metrics *Recorder
 	err     error // from declaring the metrics; thrown by every call that would emit
 	exports *sobek.Object
 	clients map[string]*llm.Client // by configuration, reused across iterations
@@ -186,7 +186,7 @@ type ModuleInstance struct {
 // them is reported by Instantiate, and thrown by any call that would emit.
 func (r *RootModule) NewModuleInstance(h Host) *ModuleInstance {
 	m := &ModuleInstance{root: r, host: h, rt: h.Runtime()}
-	m.metrics, m.err = declareMetrics(h)
+	m.metrics, m.err = NewRecorder(h.NewMetric)
 	m.exports = m.buildExports()
 	return m
 }
