@@ -15,6 +15,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(benchServerEnv) != "" {
+		runBenchServer() // this binary re-executed as the benchmarks' server
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -27,12 +28,11 @@ func (s *jscan) fail() bool { s.bad = true; return false }
 
 func (s *jscan) ws() {
 	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
+		c := s.b[s.i]
+		if c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
 			return
 		}
+		s.i++
 	}
 }
 
@@ -94,14 +94,8 @@ func (s *jscan) key() []byte {
 		return nil
 	}
 	start := s.i + 1
-	j := start
-	for j < len(s.b) && s.b[j] != '"' {
-		if s.b[j] == '\\' {
-			j++
-		}
-		j++
-	}
-	if j >= len(s.b) {
+	j := closingQuote(s.b, start)
+	if j < 0 {
 		s.fail()
 		return nil
 	}
@@ -355,19 +349,44 @@ func (s *jscan) skipDepth(depth int) {
 }
 
 func (s *jscan) skipString() {
-	j := s.i + 1
-	for j < len(s.b) && s.b[j] != '"' {
-		if s.b[j] == '\\' {
-			j++
-		}
-		j++
-	}
-	if j >= len(s.b) {
+	j := closingQuote(s.b, s.i+1)
+	if j < 0 {
 		s.i = len(s.b)
 		s.fail()
 		return
 	}
 	s.i = j + 1
+}
+
+// closingQuote returns the index of the quote that ends the string whose contents
+// start at i, or -1. bytes.IndexByte is vectorised; a quote preceded by an odd number
+// of backslashes is escaped and skipped.
+func closingQuote(b []byte, i int) int {
+	// Keys and most values are short: a plain loop beats the call for those.
+	for end := min(i+16, len(b)); i < end; i++ {
+		switch b[i] {
+		case '"':
+			return i
+		case '\\':
+			i++
+		}
+	}
+	for i <= len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		j := i + q
+		n := 0
+		for k := j - 1; k >= i && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+		i = j + 1
+	}
+	return -1
 }
 
 // peekString reports whether the next value is a string.
