@@ -462,14 +462,24 @@ func pct(v []float64, p float64) float64 {
 
 // BenchmarkAccuracy compares our stamps with the mock's ground truth (the emission time
 // of each chunk, taken in the same process with the same monotonic clock) at 1 and
-// 1,000 concurrent streams.
+// 1,000 concurrent streams. Streams run on long-lived goroutines, as virtual users do,
+// each doing one unmeasured warm-up request (connection, stack growth) first. The mock
+// decodes all streams in lock-step, as a batching server does, so each gap delivers a
+// burst of 1,000 chunks that client and mock (same process, 2 cores) must absorb;
+// jitter=0.5 desynchronises the streams (each delay drawn in ±50%).
 func BenchmarkAccuracy(b *testing.B) {
-	for _, streams := range []int{1, 1000} {
-		b.Run(fmt.Sprint("streams=", streams), func(b *testing.B) {
+	const perVU = 2
+	for _, tc := range []struct {
+		streams int
+		jitter  float64
+	}{{1, 0}, {1000, 0}, {1000, 0.5}} {
+		streams := tc.streams
+		b.Run(fmt.Sprintf("streams=%d/jitter=%.1f", streams, tc.jitter), func(b *testing.B) {
 			raiseFDLimit(b)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			srv, err := mockllm.Start(ctx, "", mockllm.Config{TTFT: 50 * time.Millisecond, ITL: 20 * time.Millisecond, RecordTruth: true, TruthLimit: 2 * streams})
+			srv, err := mockllm.Start(ctx, "", mockllm.Config{TTFT: 50 * time.Millisecond, ITL: 50 * time.Millisecond, Jitter: tc.jitter,
+				RecordTruth: true, TruthLimit: streams * (perVU + 1) * 2})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -482,22 +492,29 @@ func BenchmarkAccuracy(b *testing.B) {
 			var ttftErr, gapErr []float64
 			failed := 0
 			for b.Loop() {
-				results := make([]*Result, streams)
+				results := make([][]*Result, streams)
 				var wg sync.WaitGroup
 				for i := range streams {
-					wg.Go(func() { results[i] = c.Do(ctx, &Request{Prompt: "hi", MaxTokens: 10}) })
+					wg.Go(func() {
+						c.Do(ctx, &Request{Prompt: "hi", MaxTokens: 4}) // warm-up
+						for range perVU {
+							results[i] = append(results[i], c.Do(ctx, &Request{Prompt: "hi", MaxTokens: 12}))
+						}
+					})
 				}
 				wg.Wait()
-				for _, r := range results {
-					tr, ok := srv.Truth(r.ID)
-					if !r.OK() || !ok || len(tr.Chunks) != r.ContentChunks {
-						failed++
-						continue
-					}
-					at := r.Start.Add(r.TTFT)
-					ttftErr = append(ttftErr, absUS(at.Sub(tr.Chunks[0])))
-					for i, g := range r.ITL {
-						gapErr = append(gapErr, absUS(g-tr.Chunks[i+1].Sub(tr.Chunks[i])))
+				for _, rs := range results {
+					for _, r := range rs {
+						tr, ok := srv.Truth(r.ID)
+						if !r.OK() || !ok || len(tr.Chunks) != r.ContentChunks {
+							failed++
+							continue
+						}
+						at := r.Start.Add(r.TTFT)
+						ttftErr = append(ttftErr, absUS(at.Sub(tr.Chunks[0])))
+						for i, g := range r.ITL {
+							gapErr = append(gapErr, absUS(g-tr.Chunks[i+1].Sub(tr.Chunks[i])))
+						}
 					}
 				}
 			}
