@@ -595,6 +595,13 @@ func (r *runner) scenarios(so *scriptOptions) ([]executor.Scenario, error) {
 	}
 	script := executor.Shortcuts{VUs: so.VUs, Duration: so.Duration, Iterations: so.Iterations, Stages: so.Stages}
 	cli := executor.Shortcuts{VUs: r.opts.VUs, Duration: r.opts.Duration, Iterations: r.opts.Iterations}
+	if cli.Duration != nil || cli.Iterations != nil {
+		// k6 consolidates options by tiers: a tier that sets duration, iterations, stages
+		// or scenarios resets all four from the tiers below, so `-i 3` on a script with
+		// stages runs 3 shared iterations rather than failing on "iterations and stages
+		// together". Only vus carries over.
+		script = executor.Shortcuts{VUs: so.VUs}
+	}
 	sc, err := executor.Resolve(script, scriptScenarios, cli)
 	if err != nil {
 		return nil, optionErrorFrom(err)

@@ -344,6 +344,41 @@ func TestCLIOverrides(t *testing.T) {
 	}
 }
 
+// TestCLIReplacesShortcuts: as k6 consolidates options, -d or -i replace every
+// execution option of the script (duration, iterations, stages), only vus carries over.
+func TestCLIReplacesShortcuts(t *testing.T) {
+	cases := []struct {
+		name   string
+		opt    string
+		cli    js.Options
+		banner string
+		iters  float64 // exact; 0 = at least one
+	}{
+		{"-i over stages", `{"stages": [{"duration": "10m", "target": 5}]}`, js.Options{Iterations: ptr[int64](3)},
+			"3 iterations shared among 1 VUs", 3},
+		{"-i over duration keeps vus", `{"vus": 2, "duration": "10m"}`, js.Options{Iterations: ptr[int64](4)},
+			"4 iterations shared among 2 VUs", 4},
+		{"-d over iterations", `{"vus": 2, "iterations": 100000}`, js.Options{Duration: ptr(200 * time.Millisecond)},
+			"2 looping VUs for 200ms", 0},
+		{"-u over vus", `{"vus": 5, "iterations": 3}`, js.Options{VUs: ptr[int64](1)},
+			"3 iterations shared among 1 VUs", 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.cli.Env = map[string]string{"OPT": c.opt}
+			res := run(t, "shortcuts.js", c.cli)
+			require.NoError(t, res.err)
+			require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v", res.rep.Err)
+			assert.Contains(t, res.stdout.String(), c.banner)
+			if c.iters > 0 {
+				assert.Equal(t, c.iters, res.rep.Summary.Counter("iterations"))
+			} else {
+				assert.Greater(t, res.rep.Summary.Counter("iterations"), 0.0)
+			}
+		})
+	}
+}
+
 func TestIterationException(t *testing.T) {
 	res := run(t, "iteration_throw.js", js.Options{})
 	require.NoError(t, res.err)
