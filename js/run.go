@@ -164,6 +164,8 @@ type runner struct {
 	pending   []xk6ext.Sample
 
 	root *xk6ext.RootModule
+	// observed feeds jslib's textSummary the thresholds' observed values.
+	observed thresholdObservations
 
 	// vuCtx is the VUs' lifetime, cancelled by close: detached from the caller's ctx so
 	// teardown() and handleSummary() run after an interrupt.
@@ -286,14 +288,18 @@ func (r *runner) env() map[string]string {
 }
 
 func (r *runner) compile(tags map[string]string) (*vm.Program, error) {
-	cfg := vm.Config{
-		Env: r.env(),
-		Modules: map[string]vm.ModuleFactory{
-			xk6ext.ImportPath: func(h xk6ext.Host) (vm.Exports, error) {
-				ex := r.root.NewModuleInstance(h).Exports()
-				return vm.Exports{Default: ex.Default, Named: ex.Named}, nil
-			},
+	modules := map[string]vm.ModuleFactory{
+		xk6ext.ImportPath: func(h xk6ext.Host) (vm.Exports, error) {
+			ex := r.root.NewModuleInstance(h).Exports()
+			return vm.Exports{Default: ex.Default, Named: ex.Named}, nil
 		},
+	}
+	for _, v := range jslibSummaryVersions {
+		modules[jslibSummarySpecifier(v)] = textSummaryModule(&r.observed)
+	}
+	cfg := vm.Config{
+		Env:      r.env(),
+		Modules:  modules,
 		Registry: r.reg,
 		Emit:     r.emit,
 		Logger:   r.log,
@@ -813,6 +819,7 @@ func (r *runner) summarise(vu0 *vm.VU, rep *Report, so metrics.SummaryOptions) e
 	var errs []error
 	printed := false
 	if slices.Contains(vu0.Exports(), "handleSummary") {
+		r.observed.set(rep.Thresholds)
 		hctx, cancel := context.WithTimeout(r.vuCtx, DefaultTeardownTimeout)
 		out, err := vu0.Call(hctx, "handleSummary", rep.Summary.HandleSummaryData(so))
 		cancel()

@@ -513,3 +513,17 @@ func TestProgressLine(t *testing.T) {
 	quiet := run(t, "lifecycle.js", js.Options{Progress: true, Quiet: true, Env: map[string]string{"WHO": "tester"}})
 	assert.NotContains(t, quiet.stderr.String(), "finished (", "-q wins over Progress")
 }
+
+func TestJslibTextSummary(t *testing.T) {
+	res := run(t, "text_summary.js", js.Options{Quiet: true})
+	require.NoError(t, res.err)
+	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v\n%s", res.rep.Err, res.stderr)
+	out := res.stdout.String()
+	assert.True(t, strings.HasPrefix(out, "FROM HANDLESUMMARY\n"), "handleSummary's output, not the default summary")
+	assert.Contains(t, out, "THRESHOLDS")
+	assert.Contains(t, out, "✓ 'rate==1' rate=100.00%")
+	assert.Contains(t, out, "'p(99)<60000' p(99)=", "observed value of a stat outside summaryTrendStats")
+	assert.Contains(t, out, "✓ fine")
+	assert.Contains(t, out, "iterations")
+	assert.NotContains(t, out, "\x1b[", "enableColors: false")
+}
