@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -678,13 +679,42 @@ func (r *runner) setup(ctx context.Context, vu0 *vm.VU, so *scriptOptions, rep *
 		r.setStopOutcome(rep, ctx)
 		return nil, false
 	}
-	data, err := json.Marshal(out)
+	data, err := json.Marshal(jsonSafe(out))
 	if err != nil {
 		r.setOutcome(rep, ExitScriptException, fmt.Errorf("setup: its return value is not JSON-serialisable: %w", err))
 		return nil, false
 	}
 	return data, true
 }
+
+// jsonSafe drops what JSON.stringify drops from setup()'s result, functions, so the
+// data reaches VUs as the JSON copy k6 makes of it.
+func jsonSafe(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if !isFunc(e) {
+				out[k] = jsonSafe(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			if !isFunc(e) { // JSON.stringify writes null for a function in an array
+				out[i] = jsonSafe(e)
+			}
+		}
+		return out
+	}
+	if isFunc(v) {
+		return nil
+	}
+	return v
+}
+
+func isFunc(v any) bool { return v != nil && reflect.TypeOf(v).Kind() == reflect.Func }
 
 func (r *runner) teardown(vu0 *vm.VU, so *scriptOptions, data json.RawMessage, rep *Report) {
 	if so.NoTeardown || !slices.Contains(vu0.Exports(), "teardown") {

@@ -464,6 +464,11 @@ func TestLifecycleOptions(t *testing.T) {
 		{"initThrowsInVU2", js.ExitScriptException, func(t *testing.T, res result) {
 			assert.Contains(t, res.rep.Err.Error(), "VU 2 cannot start")
 		}},
+		{"setupData", js.ExitOK, func(t *testing.T, res result) {
+			p, f := res.rep.Summary.Check("setup data is a JSON copy")
+			assert.Equal(t, int64(1), p)
+			assert.Zero(t, f)
+		}},
 		{"runTags", js.ExitOK, func(t *testing.T, res result) {
 			require.Len(t, res.rep.Thresholds, 1)
 			assert.True(t, res.rep.Thresholds[0].OK, "options.tags reach every sample: %+v", res.rep.Thresholds[0])
