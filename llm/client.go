@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,6 +232,11 @@ func (c *Client) Do(ctx context.Context, req *Request) (res *Result) {
 	a.reset()
 
 	var readErr error
+	// A server that ignores "stream": true answers with one JSON document; read it as
+	// such rather than report a truncated stream.
+	if stream && c.cfg.Dialect != Ollama && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		stream = false
+	}
 	if stream {
 		readErr = c.readStream(st, resp.Body, res, start, pt, req.MaxTokens)
 	} else {

@@ -239,3 +239,31 @@ func TestConfigValidation(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:1/v1", cfg.BaseURL)
 	c.Close() // twice is fine
 }
+
+func TestStreamRequestAnsweredWithJSON(t *testing.T) {
+	_, body := fixture(t, "sim-chat-nonstream.json")
+	srv := newReplay(t, "application/json", body)
+	c := newClient(t, Config{BaseURL: srv.srv.URL + "/v1", KeepText: true})
+	res := c.Do(context.Background(), &Request{Prompt: "hi"}) // asks for a stream
+	require.NoError(t, res.Err)
+	assert.Equal(t, "Testing, testing 1,", res.Text)
+	assert.Equal(t, 5, res.CompletionTokens)
+}
+
+func TestJSONNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{{"12", 12}, {"1e3", 1000}, {"1.5e1", 10}, {"25E-1", 2}, {"-3", -3}, {"0", 0}, {"null", 0}} {
+		var s jscan
+		s.reset([]byte(tc.in))
+		assert.Equal(t, tc.want, s.num(), tc.in)
+		assert.True(t, s.end(), tc.in)
+	}
+	for _, bad := range []string{"1e", "-", "1.", "x"} {
+		var s jscan
+		s.reset([]byte(bad))
+		s.num()
+		assert.False(t, s.end(), bad)
+	}
+}

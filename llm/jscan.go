@@ -275,11 +275,28 @@ func (s *jscan) num() int {
 	}
 	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
 		s.i++
+		negExp := false
 		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			negExp = s.b[s.i] == '-'
 			s.i++
 		}
+		start := s.i
 		if !s.digits() {
 			return 0
+		}
+		// 1e3 is a valid count; scale it (bounded) rather than read it as 1.
+		e := 0
+		for _, c := range s.b[start:s.i] {
+			if e < 100 {
+				e = e*10 + int(c-'0')
+			}
+		}
+		for ; e > 0 && n != 0; e-- {
+			if negExp {
+				n /= 10
+			} else if n < 1<<40 {
+				n *= 10
+			}
 		}
 	}
 	if neg {
