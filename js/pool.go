@@ -19,7 +19,7 @@ import (
 // ones, up to max, are created the first time an executor asks and none is idle (the
 // maxVUs of arrival-rate executors).
 type vuPool struct {
-	newVU func(ctx context.Context, id int64) (*vm.VU, error)
+	newVU func(ctx context.Context, id int64) (ProgramVU, error)
 	// ctx is the VUs' lifetime: it outlives a cancelled run so teardown still works.
 	ctx    context.Context
 	max    int64
@@ -43,7 +43,7 @@ type vuPool struct {
 // poolVU is a VU as the executors see it: errors of its iterations are logged here,
 // where k6 logs them, and minIterationDuration is honoured.
 type poolVU struct {
-	vu   *vm.VU
+	vu   ProgramVU
 	id   int64
 	pool *vuPool
 }
@@ -51,7 +51,7 @@ type poolVU struct {
 var _ executor.Pool = (*vuPool)(nil)
 var _ executor.VU = (*poolVU)(nil)
 
-func newVUPool(ctx context.Context, max int64, newVU func(context.Context, int64) (*vm.VU, error)) *vuPool {
+func newVUPool(ctx context.Context, max int64, newVU func(context.Context, int64) (ProgramVU, error)) *vuPool {
 	return &vuPool{ctx: ctx, max: max, newVU: newVU, wake: make(chan struct{})}
 }
 

@@ -125,6 +125,7 @@ func (e *TimeoutError) Error() string {
 // written), and then the Report is still valid.
 func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 	r := newRunner(path, opts)
+	r.build = r.compile
 	defer r.close()
 	return r.run(ctx)
 }
@@ -155,8 +156,13 @@ const ScheduleLagMetric = "schedule_lag"
 type runner struct {
 	path string
 	opts Options
-	term *terminal
-	log  *slog.Logger
+	// build makes the Program with the run-level tags: the script compiled, or a Go
+	// program (RunProgram).
+	build func(tags map[string]string) (Program, error)
+	// closers are the Go programs to close when the run ends.
+	closers []interface{ Close() error }
+	term    *terminal
+	log     *slog.Logger
 
 	reg    *metrics.Registry
 	engine atomic.Pointer[metrics.Engine]
@@ -205,8 +211,20 @@ func newRunner(path string, opts Options) *runner {
 	}
 }
 
+// track remembers p to close it when the run ends, if it can be closed.
+func (r *runner) track(p Program) {
+	if c, ok := p.(interface{ Close() error }); ok {
+		r.closers = append(r.closers, c)
+	}
+}
+
 func (r *runner) close() {
 	r.vuCancel()
+	for _, c := range r.closers {
+		if err := c.Close(); err != nil {
+			r.log.Warn("closing the program: " + err.Error())
+		}
+	}
 	if err := r.root.Close(); err != nil {
 		r.log.Warn("closing the tokenstorm module: " + err.Error())
 	}
@@ -288,7 +306,7 @@ func (r *runner) env() map[string]string {
 	return env
 }
 
-func (r *runner) compile(tags map[string]string) (*vm.Program, error) {
+func (r *runner) compile(tags map[string]string) (Program, error) {
 	modules := map[string]vm.ModuleFactory{
 		xk6ext.ImportPath: func(h xk6ext.Host) (vm.Exports, error) {
 			ex := r.root.NewModuleInstance(h).Exports()
@@ -311,7 +329,11 @@ func (r *runner) compile(tags map[string]string) (*vm.Program, error) {
 		ScenarioInfo: r.scenarioInfo,
 		Instance:     r.instanceInfo,
 	}
-	return vm.Compile(r.path, cfg)
+	p, err := vm.Compile(r.path, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return scriptProgram{p}, nil
 }
 
 // scenarioInfo answers exec.scenario.startTime and .progress from the executors.
@@ -395,7 +417,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 
 	// Init context once to read the options, as k6 does; custom metrics get declared
 	// here, before the thresholds that name them are parsed.
-	prog, err := r.compile(nil)
+	prog, err := r.build(nil)
 	if err != nil {
 		return scriptFailure(err), nil
 	}
@@ -429,7 +451,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 				r.log.Warn("closing the tokenstorm module: " + err.Error())
 			}
 		}
-		if prog, err = r.compile(so.Tags); err != nil {
+		if prog, err = r.build(so.Tags); err != nil {
 			return scriptFailure(err), nil
 		}
 		if vu0, err = prog.NewVU(r.vuCtx, 0); err != nil {
@@ -655,7 +677,7 @@ func (r *runner) emitVUs(e *metrics.Engine, active, max int64) {
 
 // setup runs setup() (unless absent or noSetup) and returns its result as JSON. false
 // means the run must not go on; rep then holds why.
-func (r *runner) setup(ctx context.Context, vu0 *vm.VU, so *scriptOptions, rep *Report) (json.RawMessage, bool) {
+func (r *runner) setup(ctx context.Context, vu0 ProgramVU, so *scriptOptions, rep *Report) (json.RawMessage, bool) {
 	if so.NoSetup || !slices.Contains(vu0.Exports(), "setup") {
 		return json.RawMessage("null"), true
 	}
@@ -716,7 +738,7 @@ func jsonSafe(v any) any {
 
 func isFunc(v any) bool { return v != nil && reflect.TypeOf(v).Kind() == reflect.Func }
 
-func (r *runner) teardown(vu0 *vm.VU, so *scriptOptions, data json.RawMessage, rep *Report) {
+func (r *runner) teardown(vu0 ProgramVU, so *scriptOptions, data json.RawMessage, rep *Report) {
 	if so.NoTeardown || !slices.Contains(vu0.Exports(), "teardown") {
 		return
 	}
@@ -845,7 +867,7 @@ func isTerminal(w io.Writer) bool {
 // summarise writes the end-of-test outputs: handleSummary's or the text summary, then
 // --summary-export. A handleSummary exception is logged and the text summary printed
 // instead, so the results are never lost.
-func (r *runner) summarise(vu0 *vm.VU, rep *Report, so metrics.SummaryOptions) error {
+func (r *runner) summarise(vu0 ProgramVU, rep *Report, so metrics.SummaryOptions) error {
 	var errs []error
 	printed := false
 	if slices.Contains(vu0.Exports(), "handleSummary") {
