@@ -30,8 +30,9 @@
 //
 // Runs are bounded: scripts by their options or the overrides, Go scenarios by
 // Iterations or Duration. Under `go test -short` both shrink: durations and iteration
-// counts given through this package are divided by ShortFactor (keeping at least one
-// iteration and 100ms). Nothing sleeps for synchronisation; the mock and every
+// counts given through this package are divided by ShortFactor, keeping at least 100ms
+// and one iteration per VU (a script's Iterations shrink only when VUs is given too,
+// since k6 refuses fewer iterations than VUs). NoShrink opts out. Nothing sleeps for synchronisation; the mock and every
 // goroutine are stopped before the test ends (t.Cleanup), so goleak stays quiet.
 //
 // # Concurrency

@@ -67,8 +67,10 @@ func (c *config) shrink() {
 		d := shrinkDuration(*c.duration)
 		c.duration = &d
 	}
-	if c.iterations != nil {
-		n := shrinkCount(*c.iterations)
+	// Iterations shrink only beside VUs: the script's own vus are unknown here and k6
+	// refuses fewer iterations than VUs.
+	if c.iterations != nil && c.vus != nil {
+		n := max(shrinkCount(*c.iterations), min(*c.iterations, *c.vus))
 		c.iterations = &n
 	}
 }
