@@ -29,6 +29,33 @@ var exampleTests = map[string]func(t *testing.T){
 		assert.Positive(t, passes)
 		assert.Zero(t, fails)
 		assert.Equal(t, 4.0, res.Gauge("vus_max"))
+
+		// The same scenario in Go emits the same metrics and passes the same thresholds.
+		goRes := gotest.Run(t, quickstart(2*time.Second))
+		assert.Equal(t, res.Metrics(), goRes.Metrics())
+		assert.Equal(t, outcomes(res), outcomes(goRes))
+	},
+	"slo-gate.js": func(t *testing.T) {
+		mockCfg := mockllm.Config{TTFT: 10 * time.Millisecond, ITL: 2 * time.Millisecond, Seed: 1}
+		script := gotest.RunScript(t, "slo-gate.js", gotest.URL(gotest.MockServer(t, mockCfg).OpenAIURL()), gotest.NoShrink())
+		goRes := gotest.Run(t, sloGate(gotest.MockServer(t, mockCfg).OpenAIURL()))
+
+		require.Equal(t, 0, script.ExitCode)
+		assert.Equal(t, script.Metrics(), goRes.Metrics(), "same metric names")
+		assert.Equal(t, outcomes(script), outcomes(goRes), "same thresholds, same outcomes")
+		// The submetrics select on every tag the module sets (model, dialect, status,
+		// finish_reason), the client's tag and the scenario's: equal counts mean equal tags.
+		for sub, stat := range map[string]string{
+			"llm_reqs{model:mock-model,dialect:openai-chat,status:200,finish_reason:length,scenario:default}": "count",
+			"checks{check:request ok}": "passes",
+		} {
+			assert.Equal(t, 12.0, script.Summary().Metric(sub).Values[stat], sub)
+			assert.Equal(t, 12.0, goRes.Summary().Metric(sub).Values[stat], sub)
+		}
+		assert.Equal(t, 12.0, script.Counter("llm_reqs"))
+		assert.Equal(t, int64(12), script.Trend("llm_ttft{tier:gold}").Count())
+		assert.Equal(t, int64(12), goRes.Trend("llm_ttft{tier:gold}").Count())
+		assert.Equal(t, script.Counter("llm_completion_tokens"), goRes.Counter("llm_completion_tokens"))
 	},
 	"chat.js": func(t *testing.T) {
 		// chat.js is meant for a real server named by LLM_URL: point it at a mock we own.
@@ -75,6 +102,15 @@ var exampleTests = map[string]func(t *testing.T){
 		// Later turns resend the history, so their prefill (and TTFT) is longer.
 		assert.Greater(t, res.Trend("llm_ttft{turn:3}").Med(), res.Trend("llm_ttft{turn:1}").Med())
 	},
+}
+
+// outcomes maps each threshold ("metric expr") to whether it held.
+func outcomes(res *gotest.Result) map[string]bool {
+	m := make(map[string]bool, len(res.Thresholds))
+	for _, th := range res.Thresholds {
+		m[th.Metric+" "+th.Expr] = th.OK
+	}
+	return m
 }
 
 func droppedOrZero(res *gotest.Result) float64 {
