@@ -531,7 +531,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	sumOpts := r.summaryOptions(so)
 	start := time.Now()
 	engine.SetStart(start)
-	r.emitVUs(engine, 0, pool.initialised())
+	r.emitVUsMax(engine, pool.initialised())
 
 	rep := &Report{}
 	setupData, setupOK := r.setup(ctx, vu0, so, rep)
@@ -544,7 +544,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		r.setStopOutcome(rep, ctx)
 		r.teardown(vu0, so, setupData, rep)
 	}
-	r.emitVUs(engine, execRun.ActiveVUs(), pool.initialised())
+	r.emitVUsMax(engine, pool.initialised())
 	engine.SetEnd(time.Now())
 
 	results, _ := engine.EvaluateThresholds(true)
@@ -667,12 +667,20 @@ func (r *runner) hooks(lag *xk6ext.Metric) executor.Hooks {
 	return h
 }
 
+// emitVUs samples the vus and vus_max gauges, as k6 does once a second while the
+// executors run.
 func (r *runner) emitVUs(e *metrics.Engine, active, max int64) {
 	now := time.Now()
 	e.Ingest([]xk6ext.Sample{
 		{Metric: r.reg.Get("vus"), Time: now, Value: float64(active)},
 		{Metric: r.reg.Get("vus_max"), Time: now, Value: float64(max)},
 	})
+}
+
+// emitVUsMax samples vus_max alone, before and after the executors: a vus sample there
+// would read 0 VUs (none started yet, or all returned), which k6 never reports.
+func (r *runner) emitVUsMax(e *metrics.Engine, max int64) {
+	e.Ingest([]xk6ext.Sample{{Metric: r.reg.Get("vus_max"), Time: time.Now(), Value: float64(max)}})
 }
 
 // setup runs setup() (unless absent or noSetup) and returns its result as JSON. false
@@ -813,12 +821,19 @@ func (r *runner) background(done <-chan struct{}, er *executor.Run, engine *metr
 			_ = r.term.writeLine(prog.line(er.Progress(), engine, pool.initialised(), true) + "\n")
 		}()
 	}
+	sampled := false
 	for {
 		select {
 		case <-done:
+			if !sampled {
+				// A run shorter than the sampling period: report the VUs that ran rather
+				// than nothing, which is what a k6 run of a second or more shows.
+				r.emitVUs(engine, er.TakePeakVUs(), pool.initialised())
+			}
 			return
 		case <-vusT.C:
 			r.emitVUs(engine, er.ActiveVUs(), pool.initialised())
+			sampled = true
 		case <-thT.C:
 			if results, abort := engine.EvaluateThresholds(false); abort {
 				var failed []metrics.ThresholdResult

@@ -532,3 +532,17 @@ func TestJslibTextSummary(t *testing.T) {
 	assert.Contains(t, out, "iterations")
 	assert.NotContains(t, out, "\x1b[", "enableColors: false")
 }
+
+// TestVUsGauge: the vus gauge shows the VUs that ran, as k6's summary does, not the 0
+// left once the executors have returned them; vus_max shows the VUs initialised.
+func TestVUsGauge(t *testing.T) {
+	res := run(t, "shortcuts.js", js.Options{Env: map[string]string{"OPT": `{"vus": 4, "iterations": 40}`}})
+	require.NoError(t, res.err)
+	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v", res.rep.Err)
+	for _, name := range []string{"vus", "vus_max"} {
+		m := res.rep.Summary.Metrics[name]
+		require.NotNil(t, m, name)
+		assert.Equal(t, map[string]float64{"value": 4, "min": 4, "max": 4}, m.Values, name)
+	}
+	assert.Regexp(t, `vus\.+: 4 +min=4 +max=4`, res.stdout.String())
+}

@@ -27,6 +27,7 @@ type Run struct {
 
 	states []*scenarioState
 	active atomic.Int64
+	peak   atomic.Int64 // most VUs held at once since the last TakePeakVUs
 
 	abortCtx context.Context
 	abort    context.CancelFunc
@@ -128,6 +129,14 @@ func (r *Run) MaxVUs() int64 { return r.most }
 
 // ActiveVUs is the number of VUs executors hold right now, for the vus metric.
 func (r *Run) ActiveVUs() int64 { return r.active.Load() }
+
+// TakePeakVUs returns the most VUs held at once since the previous call (or the start)
+// and starts a new window from the VUs held now. A run shorter than the vus sampling
+// period still has a faithful vus value this way: the VUs that ran, not the 0 left after
+// the executors returned them.
+func (r *Run) TakePeakVUs() int64 {
+	return r.peak.Swap(r.active.Load())
+}
 
 // Abort hard-stops the run: no iteration starts any more and running ones have their
 // context cancelled at once, without gracefulStop (k6's abortOnFail, a second Ctrl-C).
@@ -358,9 +367,19 @@ func (s *scenarioRun) acquire() (VU, bool) {
 		}
 		return nil, false
 	}
-	s.r.active.Add(1)
+	raiseTo(&s.r.peak, s.r.active.Add(1))
 	s.st.active.Add(1)
 	return vu, true
+}
+
+// raiseTo sets a to n if n is larger.
+func raiseTo(a *atomic.Int64, n int64) {
+	for {
+		p := a.Load()
+		if n <= p || a.CompareAndSwap(p, n) {
+			return
+		}
+	}
 }
 
 func (s *scenarioRun) release(vu VU) {

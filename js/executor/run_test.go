@@ -196,6 +196,8 @@ func TestRampingVUsFollowsStages(t *testing.T) {
 		got := activeAt(start, r, offsets)
 		wg.Wait()
 		assert.Equal(t, want, got)
+		assert.Equal(t, int64(10), r.TakePeakVUs(), "the peak outlives the ramp-down")
+		assert.Zero(t, r.TakePeakVUs(), "a new window starts from the VUs held now")
 		pool.check(t)
 		// Ramp-downs waited for iterations (gracefulRampDown 30s > 100ms): none cut short.
 		assert.Zero(t, r.Progress().Scenarios[0].Interrupted)
