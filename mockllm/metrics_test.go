@@ -166,6 +166,17 @@ func checkHistogram(name string, f *promFamily) error {
 	return nil
 }
 
+// bucketBounds returns the le labels of a histogram family's buckets, in order.
+func bucketBounds(name string, f *promFamily) []string {
+	var out []string
+	for _, s := range f.samples {
+		if s.name == name+"_bucket" {
+			out = append(out, s.labels["le"])
+		}
+	}
+	return out
+}
+
 func scrape(t *testing.T, c *http.Client, url string) map[string]*promFamily {
 	t.Helper()
 	resp, err := c.Get(url + "/metrics")
@@ -229,9 +240,26 @@ func TestMetrics(t *testing.T) {
 	defer fixture.Close()
 	want, err := parseProm(fixture)
 	require.NoError(t, err)
+	// The families the issue names, with vLLM's types.
+	for name, typ := range map[string]string{
+		"vllm:num_requests_running":        "gauge",
+		"vllm:num_requests_waiting":        "gauge",
+		"vllm:kv_cache_usage_perc":         "gauge",
+		"vllm:prompt_tokens_total":         "counter",
+		"vllm:generation_tokens_total":     "counter",
+		"vllm:time_to_first_token_seconds": "histogram",
+		"vllm:e2e_request_latency_seconds": "histogram",
+	} {
+		if assert.Contains(t, fams, name) {
+			assert.Equal(t, typ, fams[name].typ, name)
+		}
+	}
 	for name, f := range fams {
 		if w, ok := want[name]; ok {
 			assert.Equal(t, w.typ, f.typ, name)
+			if f.typ == "histogram" {
+				assert.Equal(t, bucketBounds(name, w), bucketBounds(name, f), "%s: vLLM's buckets", name)
+			}
 		} else {
 			t.Errorf("family %s is not in vLLM's exposition", name)
 		}
