@@ -169,7 +169,8 @@ func Run(t testing.TB, s Scenario) *Result {
 	return finish(t, name, rep, err, out)
 }
 
-// finish turns a runner's report into a Result, reporting what went wrong on t.
+// finish turns a runner's report into a Result, reporting on t what went wrong: the
+// run not starting (Fatalf), each crossed threshold and any other failure (Errorf).
 func finish(t testing.TB, name string, rep *js.Report, err error, out *syncBuffer) *Result {
 	t.Helper()
 	res := &Result{tb: t, Output: out.String()}

@@ -110,26 +110,7 @@ func RunScript(t testing.TB, path string, opts ...Option) *Result {
 		Stdout:     out,
 		Stderr:     out,
 	})
-	res := &Result{tb: t, Output: out.String()}
-	defer res.logOutput()
-	if err != nil {
-		t.Errorf("gotest: %s: %v", path, err)
-	}
-	if rep == nil {
-		t.Fatalf("gotest: %s: the runner returned no report", path)
-		return res
-	}
-	res.ExitCode, res.Err, res.Thresholds = rep.ExitCode, rep.Err, rep.Thresholds
-	res.summary = rep.Summary
-	if rep.Summary == nil {
-		t.Fatalf("gotest: %s did not run (exit code %d): %v", path, rep.ExitCode, rep.Err)
-		return res
-	}
-	res.reportThresholds()
-	if rep.ExitCode != js.ExitOK && rep.ExitCode != js.ExitThresholds {
-		t.Errorf("gotest: %s ended with exit code %d: %v", path, rep.ExitCode, rep.Err)
-	}
-	return res
+	return finish(t, path, rep, err, out)
 }
 
 // syncBuffer collects a run's output; the runner writes from several goroutines.
