@@ -37,18 +37,22 @@ const (
 )
 
 // Options are the command-line level settings of a run. They take precedence over the
-// script's options the way k6's flags do: -d or -i given here replace the script's
+// script's options the way k6's flags do: -d, -i or -s given here replace the script's
 // duration, iterations, stages and scenarios; -u replaces its vus.
 type Options struct {
 	VUs        *int64
 	Duration   *time.Duration
 	Iterations *int64
+	// Stages are -s/--stage values: like -d and -i, they replace the script's duration,
+	// iterations, stages and scenarios.
+	Stages []executor.Stage
 	// Env holds -e KEY=VALUE values, layered over the process environment (k6's default,
 	// --include-system-env-vars): __ENV sees both.
 	Env map[string]string
 
 	SummaryExport     string   // --summary-export: k6's flat JSON export to this file
 	SummaryTrendStats []string // --summary-trend-stats; replaces options.summaryTrendStats
+	SummaryTimeUnit   string   // --summary-time-unit ("s", "ms", "us"); replaces options.summaryTimeUnit
 	NoColor           bool     // --no-color
 	Quiet             bool     // -q: no progress line
 
@@ -436,6 +440,12 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	if err := validateTrendStats(r.opts.SummaryTrendStats); err != nil {
 		return fail(ExitInvalidConfig, &OptionError{Field: "summaryTrendStats", Reason: err.Error()}), nil
 	}
+	if err := metrics.ValidateTimeUnit(r.opts.SummaryTimeUnit); err != nil {
+		return fail(ExitInvalidConfig, &OptionError{Field: "summaryTimeUnit", Reason: fmt.Sprintf("%q is not one of \"s\", \"ms\", \"us\"", r.opts.SummaryTimeUnit)}), nil
+	}
+	if r.opts.SummaryTimeUnit != "" {
+		so.SummaryTimeUnit = r.opts.SummaryTimeUnit
+	}
 	for _, name := range so.Ignored {
 		r.log.Debug("option has no effect in tokenstorm", slog.String("option", name))
 	}
@@ -519,7 +529,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	if !r.opts.Quiet && !r.opts.NoSummary {
 		writeBanner(r.opts.Stdout, r.path, scenarios, pool.max)
 	}
-	if (so.VUs != nil || r.opts.VUs != nil) && len(so.Scenarios) > 0 && r.opts.Duration == nil && r.opts.Iterations == nil {
+	if (so.VUs != nil || r.opts.VUs != nil) && len(so.Scenarios) > 0 && r.opts.Duration == nil && r.opts.Iterations == nil && len(r.opts.Stages) == 0 {
 		r.log.Warn("vus is ignored when options.scenarios is set (as in k6): set vus per scenario, or give -d or -i to replace the scenarios")
 	}
 
@@ -623,14 +633,7 @@ func (r *runner) scenarios(so *scriptOptions) ([]executor.Scenario, error) {
 		scriptScenarios = sc
 	}
 	script := executor.Shortcuts{VUs: so.VUs, Duration: so.Duration, Iterations: so.Iterations, Stages: so.Stages}
-	cli := executor.Shortcuts{VUs: r.opts.VUs, Duration: r.opts.Duration, Iterations: r.opts.Iterations}
-	if cli.Duration != nil || cli.Iterations != nil {
-		// k6 consolidates options by tiers: a tier that sets duration, iterations, stages
-		// or scenarios resets all four from the tiers below, so `-i 3` on a script with
-		// stages runs 3 shared iterations rather than failing on "iterations and stages
-		// together". Only vus carries over.
-		script = executor.Shortcuts{VUs: so.VUs}
-	}
+	cli := executor.Shortcuts{VUs: r.opts.VUs, Duration: r.opts.Duration, Iterations: r.opts.Iterations, Stages: r.opts.Stages}
 	sc, err := executor.Resolve(script, scriptScenarios, cli)
 	if err != nil {
 		return nil, optionErrorFrom(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -20,9 +21,11 @@ type runFlags struct {
 	vus           int64
 	duration      string
 	iterations    int64
+	stages        []string
 	env           []string
 	summaryExport string
 	trendStats    string
+	timeUnit      string
 	quiet         bool
 	noColor       bool
 	noSummary     bool
@@ -36,8 +39,8 @@ func newRunCmd() *cobra.Command {
 		Long: `Run a k6-style script (ES module) with k6's lifecycle: init, setup(), the scenarios,
 teardown(), then handleSummary() or the end-of-test summary.
 
--u, -d and -i override the script's options as k6's flags do: -d or -i replace its
-duration, iterations, stages and scenarios; -u replaces its vus.
+-u, -d, -i and -s override the script's options as k6's flags do: -d, -i or -s replace
+its duration, iterations, stages and scenarios; -u replaces its vus.
 
 Exit codes (k6's): 0 ok, 99 thresholds crossed, 100 setup timeout, 101 teardown timeout,
 104 invalid options, 105 interrupted, 107 script error (syntax, init, setup, teardown),
@@ -83,9 +86,11 @@ Exit codes (k6's): 0 ok, 99 thresholds crossed, 100 setup timeout, 101 teardown 
 	fl.Int64VarP(&f.vus, "vus", "u", 1, "number of virtual users (replaces options.vus)")
 	fl.StringVarP(&f.duration, "duration", "d", "", `test duration, e.g. "30s", "1m30s" (replaces the script's execution options)`)
 	fl.Int64VarP(&f.iterations, "iterations", "i", 0, "total iterations, shared by the VUs (replaces the script's execution options)")
+	fl.StringSliceVarP(&f.stages, "stage", "s", nil, `a ramping stage DURATION:TARGET, e.g. "30s:10" (repeatable or comma-separated; replaces the script's execution options)`)
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "KEY=VALUE added to __ENV (repeatable); the process environment is included")
 	fl.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-test summary as k6's JSON export to this file")
 	fl.StringVar(&f.trendStats, "summary-trend-stats", "", `trend statistics in the summary, e.g. "avg,p(95),p(99)"`)
+	fl.StringVar(&f.timeUnit, "summary-time-unit", "", `time unit of the trend stats in the summary: "s", "ms" or "us" (default: automatic)`)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress line")
 	fl.BoolVar(&f.noColor, "no-color", false, "no colours in the output")
 	fl.BoolVar(&f.noSummary, "no-summary", false, "do not print the end-of-test summary")
@@ -119,6 +124,13 @@ func (f *runFlags) options(cmd *cobra.Command) (js.Options, error) {
 		}
 		o.Duration = &d
 	}
+	for _, st := range f.stages {
+		s, err := parseStage(st)
+		if err != nil {
+			return o, err
+		}
+		o.Stages = append(o.Stages, s)
+	}
 	if len(f.env) > 0 {
 		o.Env = make(map[string]string, len(f.env))
 		for _, kv := range f.env {
@@ -136,9 +148,26 @@ func (f *runFlags) options(cmd *cobra.Command) (js.Options, error) {
 			}
 		}
 	}
-	o.SummaryExport = f.summaryExport
+	o.SummaryExport, o.SummaryTimeUnit = f.summaryExport, f.timeUnit
 	o.Quiet, o.NoColor, o.NoSummary = f.quiet, f.noColor, f.noSummary
 	return o, nil
+}
+
+// parseStage parses k6's --stage value, DURATION:TARGET.
+func parseStage(v string) (executor.Stage, error) {
+	ds, ts, ok := strings.Cut(v, ":")
+	if !ok {
+		return executor.Stage{}, fmt.Errorf("--stage %q: want DURATION:TARGET, e.g. 30s:10", v)
+	}
+	d, err := executor.ParseDuration(ds)
+	if err != nil || d < 0 {
+		return executor.Stage{}, fmt.Errorf("--stage %q: bad duration %q", v, ds)
+	}
+	target, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || target < 0 {
+		return executor.Stage{}, fmt.Errorf("--stage %q: the target must be a whole number ≥ 0, got %q", v, ts)
+	}
+	return executor.Stage{Duration: d, Target: target}, nil
 }
 
 func isTTY(w any) bool {

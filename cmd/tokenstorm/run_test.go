@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,6 +29,10 @@ func TestRunCommand(t *testing.T) {
 		{"test.abort", []string{"run", "-q", jsScript("abort.js")}, 108},
 		{"-i overrides the scenarios", []string{"run", "-q", "-i", "2", "-u", "2", jsScript("overrides.js")}, 0},
 		{"-d overrides the scenarios", []string{"run", "-q", "-d", "200ms", jsScript("overrides.js")}, 0},
+		{"-s overrides the scenarios", []string{"run", "-q", "-s", "100ms:2", "--stage", "100ms:0", jsScript("overrides.js")}, 0},
+		{"bad stage flag", []string{"run", "-s", "100ms", jsScript("overrides.js")}, 2},
+		{"bad stage target", []string{"run", "-s", "1s:-1", jsScript("overrides.js")}, 2},
+		{"bad summary time unit", []string{"run", "-q", "--summary-time-unit", "h", jsScript("overrides.js")}, 104},
 		{"bad duration flag", []string{"run", "-d", "soon", jsScript("overrides.js")}, 2},
 		{"bad env flag", []string{"run", "-e", "NOEQUALS", jsScript("overrides.js")}, 2},
 		{"zero vus", []string{"run", "-u", "0", jsScript("overrides.js")}, 2},
@@ -56,4 +63,40 @@ func TestRunSummaryExportAndTrendStats(t *testing.T) {
 	assert.Contains(t, d, "p(99)")
 	assert.Contains(t, d, "count")
 	assert.NotContains(t, d, "p(95)", "--summary-trend-stats replaces the default stats")
+}
+
+// TestRunStagesAndTimeUnit: -s/--stage ramps the default scenario (k6's flag) and
+// --summary-time-unit fixes the unit of every trend in the summary.
+func TestRunStagesAndTimeUnit(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	out := filepath.Join(t.TempDir(), "summary.json")
+	var stdout bytes.Buffer
+	code := executeTo(&stdout, []string{"run", "--no-color", "--summary-time-unit", "s", "--summary-export", out,
+		"-s", "300ms:3,200ms:0", jsScript("overrides.js")})
+	require.Equal(t, 0, code, stdout.String())
+	assert.Contains(t, stdout.String(), "Up to 3 looping VUs for 500ms over 2 stages")
+	assert.Regexp(t, `iteration_duration\.+: avg=[0-9.]+s `, stdout.String(), "trend stats in seconds")
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var exp struct {
+		Metrics map[string]map[string]any `json:"metrics"`
+	}
+	require.NoError(t, json.Unmarshal(b, &exp))
+	assert.Equal(t, 3.0, exp.Metrics["vus_max"]["value"], "the stages' peak")
+}
+
+// executeTo is execute with the command's stdout captured.
+func executeTo(w io.Writer, args []string) int {
+	root := newRootCmd()
+	root.SetOut(w)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 2
 }

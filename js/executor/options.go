@@ -43,20 +43,17 @@ func (s Shortcuts) derives() bool {
 	return s.Duration != nil || s.Iterations != nil || len(s.Stages) > 0
 }
 
-// Merge returns s with every field that override sets replacing s's, as a higher layer
-// of k6 options (the command line) overrides a lower one (the script).
+// Merge consolidates two tiers of k6 options, override being the higher (the command
+// line over the script). As k6 documents, a tier that sets any of duration, iterations
+// or stages resets all three from the tiers below; vus is replaced field by field. So
+// `-i 3` on a script with stages runs 3 shared iterations, not an error about
+// iterations and stages together.
 func (s Shortcuts) Merge(override Shortcuts) Shortcuts {
+	if override.derives() {
+		s.Duration, s.Iterations, s.Stages = override.Duration, override.Iterations, override.Stages
+	}
 	if override.VUs != nil {
 		s.VUs = override.VUs
-	}
-	if override.Duration != nil {
-		s.Duration = override.Duration
-	}
-	if override.Iterations != nil {
-		s.Iterations = override.Iterations
-	}
-	if len(override.Stages) > 0 {
-		s.Stages = override.Stages
 	}
 	return s
 }
@@ -116,31 +113,34 @@ func FromShortcuts(s Shortcuts) ([]Scenario, error) {
 	return []Scenario{sc}, nil
 }
 
-// Resolve decides the scenarios of a run from two layers of options, as k6 consolidates
+// Resolve decides the scenarios of a run from two tiers of options, as k6 consolidates
 // them: the script's (its shortcuts and its options.scenarios, nil when absent) and the
-// command line's shortcuts (-u, -d, -i, -s), the latter winning field by field.
+// command line's shortcuts (-u, -d, -i, -s).
 //
 // The rules, from k6's documented behaviour:
-//   - a script that sets options.scenarios and also duration, iterations or stages is
-//     an error (k6: "using an execution configuration shortcut and scenarios
+//   - when the command line gives duration, iterations or stages, the script's
+//     duration, iterations, stages and scenarios are all discarded (only its vus
+//     carries over) and the shortcuts derive the one "default" scenario;
+//   - otherwise a script that sets options.scenarios and also duration, iterations or
+//     stages is an error (k6: "using an execution configuration shortcut and scenarios
 //     simultaneously is not allowed"); vus beside scenarios is ignored;
-//   - when the command line gives duration, iterations or stages, the script's scenarios
-//     are discarded and the shortcuts (script's merged with the command line's) derive
-//     the one "default" scenario, as k6 does;
-//   - otherwise the script's scenarios run as written (a -u alone changes nothing);
+//   - the script's scenarios run as written (a -u alone changes nothing);
 //   - with no scenarios anywhere, FromShortcuts derives the default scenario.
 func Resolve(script Shortcuts, scriptScenarios []Scenario, cli Shortcuts) ([]Scenario, error) {
-	if scriptScenarios != nil && script.derives() {
-		field := "duration"
-		switch {
-		case script.Iterations != nil:
-			field = "iterations"
-		case len(script.Stages) > 0:
-			field = "stages"
-		}
-		return nil, optErr(field, "using an execution shortcut and scenarios simultaneously is not allowed")
+	if cli.derives() {
+		return FromShortcuts(script.Merge(cli))
 	}
-	if scriptScenarios != nil && !cli.derives() {
+	if scriptScenarios != nil {
+		if script.derives() {
+			field := "duration"
+			switch {
+			case script.Iterations != nil:
+				field = "iterations"
+			case len(script.Stages) > 0:
+				field = "stages"
+			}
+			return nil, optErr(field, "using an execution shortcut and scenarios simultaneously is not allowed")
+		}
 		if len(scriptScenarios) == 0 {
 			return nil, optErr("scenarios", "must define at least one scenario")
 		}

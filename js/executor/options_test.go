@@ -251,6 +251,12 @@ func TestResolve(t *testing.T) {
 		{name: "script iterations beside scenarios", script: Shortcuts{Iterations: ptr[int64](1)}, scenarios: scripted, err: "iterations: using an execution shortcut and scenarios simultaneously is not allowed"},
 		{name: "cli -i with script duration: maxDuration", script: Shortcuts{Duration: ptr(time.Minute)}, cli: Shortcuts{Iterations: ptr[int64](5)}, executor: SharedIterations, scName: "default"},
 		{name: "cli -d overrides script duration", script: Shortcuts{Duration: ptr(time.Minute)}, cli: Shortcuts{Duration: ptr(time.Second)}, executor: ConstantVUs, scName: "default"},
+		// k6's tiers: a tier that sets duration, iterations or stages resets all of them
+		// (and the scenarios) from the tiers below, before validation.
+		{name: "cli -i over script stages", script: Shortcuts{Stages: []Stage{{time.Minute, 5}}}, cli: Shortcuts{Iterations: ptr[int64](3)}, executor: SharedIterations, scName: "default"},
+		{name: "cli -s over script iterations", script: Shortcuts{Iterations: ptr[int64](3)}, cli: Shortcuts{Stages: []Stage{{time.Second, 2}}}, executor: RampingVUs, scName: "default"},
+		{name: "cli -d over script duration beside scenarios", script: Shortcuts{Duration: ptr(time.Second)}, scenarios: scripted, cli: Shortcuts{Duration: ptr(time.Second)}, executor: ConstantVUs, scName: "default"},
+		{name: "cli -i with -s in one tier", cli: Shortcuts{Iterations: ptr[int64](3), Stages: []Stage{{time.Second, 2}}}, err: "stages: using the execution shortcuts iterations and stages together is not allowed"},
 		{name: "nothing anywhere", executor: PerVUIterations, scName: "default"},
 		{name: "empty scenarios", scenarios: []Scenario{}, err: "scenarios: must define at least one scenario"},
 	}
@@ -273,11 +279,23 @@ func TestResolve(t *testing.T) {
 		assert.Equal(t, time.Second, got[0].Duration)
 		assert.Equal(t, int64(4), got[0].VUs, "script vus still applies")
 	})
-	t.Run("cli -i with script duration: value", func(t *testing.T) {
-		got, err := Resolve(Shortcuts{Duration: ptr(time.Minute)}, nil, Shortcuts{Iterations: ptr[int64](5)})
+	t.Run("cli -i resets script duration: value", func(t *testing.T) {
+		got, err := Resolve(Shortcuts{VUs: ptr[int64](2), Duration: ptr(time.Minute)}, nil, Shortcuts{Iterations: ptr[int64](5)})
 		require.NoError(t, err)
-		assert.Equal(t, time.Minute, got[0].MaxDuration)
+		assert.Equal(t, DefaultMaxDuration, got[0].MaxDuration, "the script's duration is not kept as maxDuration")
 		assert.Equal(t, int64(5), got[0].Iterations)
+		assert.Equal(t, int64(2), got[0].VUs, "vus carries over")
+	})
+	t.Run("script iterations with duration: maxDuration", func(t *testing.T) {
+		got, err := Resolve(Shortcuts{Duration: ptr(time.Minute), Iterations: ptr[int64](5)}, nil, Shortcuts{})
+		require.NoError(t, err)
+		assert.Equal(t, time.Minute, got[0].MaxDuration, "both in one tier: duration bounds the iterations")
+	})
+	t.Run("cli -u over script vus", func(t *testing.T) {
+		got, err := Resolve(Shortcuts{VUs: ptr[int64](2), Iterations: ptr[int64](6)}, nil, Shortcuts{VUs: ptr[int64](3)})
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), got[0].VUs)
+		assert.Equal(t, int64(6), got[0].Iterations, "-u alone keeps the script's iterations")
 	})
 }
 
