@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -152,4 +153,100 @@ func mockConfigDefaults(t *testing.T) (c mockllm.Config) {
 	c.TokensPerChunk, _ = cmd.Flags().GetInt("tokens-per-chunk")
 	c.MaxTokens, _ = cmd.Flags().GetInt("max-tokens")
 	return c
+}
+
+// TestMockCommandFlags checks that the flags the issue names reach the server:
+// --max-num-seqs (a queue forms), --fault-rate/--faults (faults drawn), --ttft, --itl
+// and --reasoning (seen in the stream and in /metrics), and that --addr defaults to
+// loopback.
+func TestMockCommandFlags(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	assert.Equal(t, "127.0.0.1:8000", newMockCmd().Flags().Lookup("addr").DefValue)
+
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	post := func(ctx context.Context, url, fault string) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/chat/completions",
+			strings.NewReader(`{"messages":[{"role":"user","content":"hi"}],"stream":true}`))
+		require.NoError(t, err)
+		if fault != "" {
+			req.Header.Set(mockllm.HeaderFault, fault)
+		}
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		return resp
+	}
+	metric := func(url, name string) float64 {
+		resp, err := c.Get(url + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				require.NoError(t, err)
+				return f
+			}
+			if strings.HasPrefix(sc.Text(), name+"{") {
+				f, err := strconv.ParseFloat(sc.Text()[strings.LastIndexByte(sc.Text(), ' ')+1:], 64)
+				require.NoError(t, err)
+				return f
+			}
+		}
+		t.Fatalf("%s not in /metrics", name)
+		return 0
+	}
+
+	t.Run("capacity and faults", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		lines, result := runMock(ctx, t, "mock", "--addr", "127.0.0.1:0", "--max-num-seqs", "1", "--ttft", "1h",
+			"--fault-rate", "1", "--faults", "http_503,http_429")
+		url, _ := baseURL(t, lines)
+
+		for range 4 {
+			resp := post(ctx, url, "")
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			assert.Contains(t, []int{503, 429}, resp.StatusCode, "--fault-rate 1 faults every request")
+			assert.Contains(t, []string{"http_503", "http_429"}, resp.Header.Get(mockllm.HeaderFault))
+		}
+		// Exempt from the rate, two streams: one runs (in a 1 h prefill), one waits.
+		// Headers come back after the server counted each request.
+		a, b := post(ctx, url, "none"), post(ctx, url, "none")
+		assert.Equal(t, 1.0, metric(url, "vllm:num_requests_running"))
+		assert.Equal(t, 1.0, metric(url, "vllm:num_requests_waiting"))
+
+		cancel() // stops the command, which closes the server under the stalled streams
+		require.NoError(t, <-result)
+		for _, r := range []*http.Response{a, b} {
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		for range lines {
+		}
+	})
+
+	t.Run("latency and reasoning", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		lines, result := runMock(ctx, t, "mock", "--addr", "127.0.0.1:0", "--ttft", "30ms", "--itl", "10ms",
+			"--reasoning", "2", "--max-tokens", "4")
+		url, _ := baseURL(t, lines)
+		resp := post(ctx, url, "")
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, 2, strings.Count(string(raw), `"reasoning_content":"`), "--reasoning 2:\n%s", raw)
+		// Timers never fire early, so the server's own histograms give lower bounds.
+		assert.Equal(t, 1.0, metric(url, "vllm:time_to_first_token_seconds_count"))
+		assert.GreaterOrEqual(t, metric(url, "vllm:time_to_first_token_seconds_sum"), 0.030)
+		assert.Equal(t, 3.0, metric(url, "vllm:inter_token_latency_seconds_count"))
+		assert.GreaterOrEqual(t, metric(url, "vllm:inter_token_latency_seconds_sum"), 0.030)
+		cancel()
+		require.NoError(t, <-result)
+		for range lines {
+		}
+	})
 }
