@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -686,15 +685,34 @@ func (r *runner) emitVUsMax(e *metrics.Engine, max int64) {
 	e.Ingest([]xk6ext.Sample{{Metric: r.reg.Get("vus_max"), Time: time.Now(), Value: float64(max)}})
 }
 
-// setup runs setup() (unless absent or noSetup) and returns its result as JSON. false
-// means the run must not go on; rep then holds why.
+// jsonCaller is a ProgramVU that can return a call's result as JSON.stringify makes it
+// (vm.VU): setup()'s data then reaches the VUs exactly as k6's JSON copy does (Dates as
+// ISO strings, toJSON honoured, NaN as null, functions and undefined dropped).
+type jsonCaller interface {
+	CallJSON(ctx context.Context, name string, args ...any) (json.RawMessage, error)
+}
+
+// setup runs setup() (unless absent or noSetup) and returns its result as JSON, nil for
+// none (the VUs then get undefined, as in k6). false means the run must not go on; rep
+// then holds why.
 func (r *runner) setup(ctx context.Context, vu0 ProgramVU, so *scriptOptions, rep *Report) (json.RawMessage, bool) {
 	if so.NoSetup || !slices.Contains(vu0.Exports(), "setup") {
-		return json.RawMessage("null"), true
+		return nil, true
 	}
 	sctx, cancel := context.WithTimeout(ctx, so.SetupTimeout)
 	defer cancel()
-	out, err := vu0.Call(sctx, "setup")
+	var data json.RawMessage
+	var err error
+	if jc, ok := vu0.(jsonCaller); ok {
+		data, err = jc.CallJSON(sctx, "setup")
+	} else {
+		var out any
+		if out, err = vu0.Call(sctx, "setup"); err == nil && out != nil {
+			if data, err = json.Marshal(out); err != nil {
+				err = fmt.Errorf("its return value is not JSON-serialisable: %w", err)
+			}
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
@@ -712,42 +730,8 @@ func (r *runner) setup(ctx context.Context, vu0 ProgramVU, so *scriptOptions, re
 		r.setStopOutcome(rep, ctx)
 		return nil, false
 	}
-	data, err := json.Marshal(jsonSafe(out))
-	if err != nil {
-		r.setOutcome(rep, ExitScriptException, fmt.Errorf("setup: its return value is not JSON-serialisable: %w", err))
-		return nil, false
-	}
 	return data, true
 }
-
-// jsonSafe drops what JSON.stringify drops from setup()'s result, functions, so the
-// data reaches VUs as the JSON copy k6 makes of it.
-func jsonSafe(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			if !isFunc(e) {
-				out[k] = jsonSafe(e)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			if !isFunc(e) { // JSON.stringify writes null for a function in an array
-				out[i] = jsonSafe(e)
-			}
-		}
-		return out
-	}
-	if isFunc(v) {
-		return nil
-	}
-	return v
-}
-
-func isFunc(v any) bool { return v != nil && reflect.TypeOf(v).Kind() == reflect.Func }
 
 func (r *runner) teardown(vu0 ProgramVU, so *scriptOptions, data json.RawMessage, rep *Report) {
 	if so.NoTeardown || !slices.Contains(vu0.Exports(), "teardown") {
@@ -756,12 +740,10 @@ func (r *runner) teardown(vu0 ProgramVU, so *scriptOptions, data json.RawMessage
 	// Detached from the run's ctx: after Ctrl-C, teardown still runs (k6 does).
 	tctx, cancel := context.WithTimeout(r.vuCtx, so.TeardownTimeout)
 	defer cancel()
-	var arg any
-	if err := json.Unmarshal(data, &arg); err != nil {
-		arg = nil
-	}
 	vu0.SetSetupData(data)
-	if _, err := vu0.Call(tctx, "teardown", arg); err != nil {
+	// A json.RawMessage is JSON.parse'd in the VU: teardown gets its own copy of the
+	// data, as every VU does (undefined when there is none).
+	if _, err := vu0.Call(tctx, "teardown", data); err != nil {
 		var ab *vm.AbortError
 		switch {
 		case errors.Is(tctx.Err(), context.DeadlineExceeded):

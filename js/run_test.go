@@ -446,7 +446,11 @@ func TestLifecycleOptions(t *testing.T) {
 		code  int
 		check func(t *testing.T, res result)
 	}{
-		{"noSetup", js.ExitOK, nil},
+		{"noSetup", js.ExitOK, func(t *testing.T, res result) {
+			p, f := res.rep.Summary.Check("no setup, no data")
+			assert.Equal(t, int64(1), p)
+			assert.Zero(t, f)
+		}},
 		{"setupTimeout", js.ExitSetupTimeout, func(t *testing.T, res result) {
 			var te *js.TimeoutError
 			require.ErrorAs(t, res.rep.Err, &te)
