@@ -311,9 +311,10 @@ func (r *runner) env() map[string]string {
 
 func (r *runner) compile(tags map[string]string) (Program, error) {
 	modules := map[string]vm.ModuleFactory{
+		// Instantiate reports a failure to declare the module's metrics as an init error.
 		xk6ext.ImportPath: func(h xk6ext.Host) (vm.Exports, error) {
-			ex := r.root.NewModuleInstance(h).Exports()
-			return vm.Exports{Default: ex.Default, Named: ex.Named}, nil
+			ex, err := r.root.Instantiate(h)
+			return vm.Exports(ex), err
 		},
 	}
 	for _, v := range jslibSummaryVersions {

@@ -83,6 +83,9 @@ func TestScriptErrors(t *testing.T) {
 		{"syntax_error.js", js.ExitScriptException, "syntax_error.js:2:", "SyntaxError"},
 		{"init_throw.js", js.ExitScriptException, "init_throw.js:3:", "boom in init"},
 		{"setup_throw.js", js.ExitScriptException, "setup_throw.js:2:", "boom in setup"},
+		// The module declares its metrics when imported, before any script code runs, so
+		// a conflicting script declaration is the init error, with its position.
+		{"metric_conflict.js", js.ExitScriptException, "ttft_counter.js:3:", `"llm_ttft": already declared as trend (time), redeclared as counter`},
 	}
 	for _, c := range cases {
 		t.Run(c.script, func(t *testing.T) {
