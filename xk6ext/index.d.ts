@@ -294,7 +294,7 @@ export interface MockOptions {
   /** Faults drawn from when `faultRate` > 0 (default all). */
   faults?: Array<
     | 'http_400' | 'http_404' | 'http_422' | 'http_429' | 'http_500' | 'http_503'
-    | 'stall_first' | 'stall_mid' | 'cut' | 'malformed' | 'oversized' | 'reset'
+    | 'stall_first' | 'stall_mid' | 'cut' | 'malformed' | 'oversized' | 'reset' | 'error_event'
   >;
   /** Reasoning tokens emitted before each answer (they count towards the output length). */
   reasoning?: number;
