@@ -14,8 +14,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/tokenstorm/tokenstorm/llm"
+	"github.com/tokenstorm/tokenstorm/tokens"
 )
 
 func init() { subcommands = append(subcommands, newProbeCmd) }
@@ -47,7 +49,10 @@ func newProbeCmd() *cobra.Command {
 		Short: "Send one streamed request and print its timing breakdown",
 		Long: `Send one streamed request and print its timing breakdown: TTFB, TTFT (and TTFO
 after reasoning), inter-chunk gaps, TPOT, E2E, tokens and finish reason. With --json,
-print one JSON object. Exit status: 0 ok, 1 the request failed, 2 bad usage.`,
+print one JSON object; "chunks" counts every decoded event (role, finish and usage
+chunks included), "itl_ms" has one gap per pair of chunks carrying text. The API key and
+credentials given with --header (Authorization, X-Api-Key, …) are never printed.
+Exit status: 0 ok, 1 the request failed, 2 bad usage.`,
 		Example: `  tokenstorm probe --url http://127.0.0.1:8000/v1 --model my-model
   tokenstorm probe --dialect ollama --url http://127.0.0.1:11434 --model llama3 --json
   TOKENSTORM_API_KEY=... tokenstorm probe --dialect anthropic --url https://api.anthropic.com/v1 --model claude-sonnet-4-5`,
@@ -68,13 +73,9 @@ print one JSON object. Exit status: 0 ok, 1 the request failed, 2 bad usage.`,
 }
 
 func runProbe(cmd *cobra.Command, f *probeFlags) error {
-	hdr := http.Header{}
-	for _, h := range f.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("--header %q: want K:V", h)
-		}
-		hdr.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	hdr, err := parseHeaders(f.headers)
+	if err != nil {
+		return err // usage error: exit 2
 	}
 	if f.maxTokens < 0 {
 		return errors.New("--max-tokens must not be negative")
@@ -100,11 +101,13 @@ func runProbe(cmd *cobra.Command, f *probeFlags) error {
 		ctx = context.Background()
 	}
 	res := c.Do(ctx, &llm.Request{Prompt: f.prompt, MaxTokens: f.maxTokens})
+	// The client redacts its APIKey; credentials given with --header are ours to hide.
+	red := newRedactor(key, hdr)
 	out := cmd.OutOrStdout()
 	if f.json {
-		err = writeProbeJSON(out, res)
+		err = writeProbeJSON(out, res, red)
 	} else {
-		err = writeProbeHuman(out, c.Config(), res)
+		err = writeProbeHuman(out, c.Config(), res, red)
 	}
 	if err != nil {
 		return &exitError{code: 1, err: err}
@@ -125,6 +128,61 @@ func probeFlagOf(field string) string {
 		return "timeout"
 	}
 	return strings.ToLower(field)
+}
+
+// parseHeaders parses --header values "K:V" (spaces around K and V trimmed). Names and
+// values are checked as net/http would check them when sending, so that a typo is a
+// usage error (exit 2) rather than a failed request (exit 1).
+func parseHeaders(hs []string) (http.Header, error) {
+	hdr := http.Header{}
+	for _, h := range hs {
+		k, v, ok := strings.Cut(h, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case !ok || k == "":
+			return nil, fmt.Errorf("--header %q: want K:V", h)
+		case !httpguts.ValidHeaderFieldName(k):
+			return nil, fmt.Errorf("--header %q: invalid header name", h)
+		case !httpguts.ValidHeaderFieldValue(v):
+			return nil, fmt.Errorf("--header %q: invalid header value", k)
+		}
+		hdr.Add(k, v)
+	}
+	return hdr, nil
+}
+
+// credentialHeaders are the request headers whose values are secrets.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key", "Cookie"}
+
+// newRedactor returns a function that hides the API key and every credential given with
+// --header (the whole value, and the credential after a scheme such as "Bearer ") in
+// what probe prints: servers echo them in error bodies.
+func newRedactor(key string, hdr http.Header) func(string) string {
+	var secrets []string
+	add := func(s string) {
+		if len(s) >= 4 { // shorter "secrets" would redact ordinary words
+			secrets = append(secrets, s)
+		}
+	}
+	add(key)
+	for _, name := range credentialHeaders {
+		for _, v := range hdr.Values(name) {
+			add(v)
+			if _, cred, ok := strings.Cut(v, " "); ok {
+				add(strings.TrimSpace(cred))
+			}
+		}
+	}
+	if len(secrets) == 0 {
+		return func(s string) string { return s }
+	}
+	// Longest first, so a full "Bearer X" goes before X alone.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, s := range secrets {
+		pairs = append(pairs, s, "[REDACTED]")
+	}
+	return strings.NewReplacer(pairs...).Replace
 }
 
 // probeJSON is the --json object; its keys are fixed by DESIGN.md.
@@ -150,16 +208,16 @@ type probeJSON struct {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func writeProbeJSON(w io.Writer, r *llm.Result) error {
+func writeProbeJSON(w io.Writer, r *llm.Result, redact func(string) string) error {
 	o := probeJSON{
 		OK: r.OK(), Status: r.Status, ErrorType: string(r.ErrorType),
 		TTFBms: ms(r.TTFB), TTFTms: ms(r.TTFT), TTFOms: ms(r.TTFO), ITLms: make([]float64, len(r.ITL)),
 		TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E), Durationms: ms(r.Duration),
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, TokenSource: string(r.TokenSource),
-		Chunks: r.Chunks, FinishReason: r.FinishReason, Text: r.Text,
+		Chunks: r.Chunks, FinishReason: r.FinishReason, Text: redact(r.Text),
 	}
 	if r.Err != nil {
-		o.Error = r.Err.Error()
+		o.Error = redact(r.Err.Error())
 	}
 	for i, g := range r.ITL {
 		o.ITLms[i] = ms(g)
@@ -169,23 +227,9 @@ func writeProbeJSON(w io.Writer, r *llm.Result) error {
 	return enc.Encode(o)
 }
 
-// percentile interpolates linearly at p·(n−1) over sorted values, as k6 does.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	pos := p * float64(len(sorted)-1)
-	i := int(pos)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	frac := pos - float64(i)
-	return sorted[i] + time.Duration(frac*float64(sorted[i+1]-sorted[i]))
-}
-
 func fmtMS(d time.Duration) string { return fmt.Sprintf("%.2f ms", ms(d)) }
 
-func writeProbeHuman(w io.Writer, cfg llm.Config, r *llm.Result) error {
+func writeProbeHuman(w io.Writer, cfg llm.Config, r *llm.Result, redact func(string) string) error {
 	var b strings.Builder
 	row := func(k, format string, args ...any) {
 		fmt.Fprintf(&b, "  %-10s ", k)
@@ -201,7 +245,7 @@ func writeProbeHuman(w io.Writer, cfg llm.Config, r *llm.Result) error {
 		row("result", "ok, HTTP %d", r.Status)
 	} else {
 		row("result", "FAILED (%s), HTTP %d", r.ErrorType, r.Status)
-		row("error", "%s", r.Err)
+		row("error", "%s", redact(r.Err.Error()))
 	}
 	row("TTFB", "%s", fmtMS(r.TTFB))
 	row("TTFT", "%s", fmtMS(r.TTFT))
@@ -209,9 +253,11 @@ func writeProbeHuman(w io.Writer, cfg llm.Config, r *llm.Result) error {
 		row("TTFO", "%s  (first answer chunk after reasoning)", fmtMS(r.TTFO))
 	}
 	if len(r.ITL) > 0 {
-		s := slices.Clone(r.ITL)
-		slices.Sort(s)
-		row("ITL", "p50 %s  p99 %s  max %s  (%d gaps)", fmtMS(percentile(s, 0.5)), fmtMS(percentile(s, 0.99)), fmtMS(s[len(s)-1]), len(s))
+		var itl tokens.TrendSink // k6's percentiles, as the summary of a run reports them
+		for _, g := range r.ITL {
+			itl.Add(ms(g))
+		}
+		row("ITL", "p50 %.2f ms  p99 %.2f ms  max %.2f ms  (%d gaps)", itl.Percentile(50), itl.Percentile(99), itl.Max(), itl.Count())
 	}
 	if r.TPOT > 0 {
 		row("TPOT", "%s", fmtMS(r.TPOT))
@@ -231,7 +277,7 @@ func writeProbeHuman(w io.Writer, cfg llm.Config, r *llm.Result) error {
 		row("id", "%s", r.ID)
 	}
 	if r.Text != "" {
-		row("text", "%q", clip(r.Text, probeTextRunes))
+		row("text", "%q", clip(redact(r.Text), probeTextRunes))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

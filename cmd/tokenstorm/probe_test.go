@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,6 +10,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -84,6 +89,80 @@ func TestProbeJSON(t *testing.T) {
 			assert.GreaterOrEqual(t, o.Durationms, o.E2Ems)
 			assert.NotEmpty(t, o.FinishReason)
 			assert.NotNil(t, o.ITLms)
+
+			// Against the server's record of this request (the last one).
+			truths := srv.Truths()
+			require.NotEmpty(t, truths)
+			tr := truths[len(truths)-1]
+			assert.Equal(t, d, tr.Dialect)
+			assert.Equal(t, tr.CompletionTokens, o.CompletionTokens)
+			if d != "tgi" { // TGI reports no prompt count: the tokenizer counts the prompt
+				assert.Equal(t, tr.PromptTokens, o.PromptTokens)
+			}
+			assert.Equal(t, (len(defaultProbePrompt)+3)/4, tr.PromptTokens, "--prompt default sent (the mock estimates bytes/4)")
+			assert.Len(t, o.ITLms, len(tr.Chunks)-1, "one gap per pair of content chunks")
+			// The client starts before the server receives and reads a chunk after it
+			// was written, so its TTFT is at least the server's planned prefill.
+			assert.GreaterOrEqual(t, o.TTFTms, ms(tr.Delays[0]))
+			if d != "tgi" && d != "openai-completions" {
+				assert.Equal(t, "m", tr.Model, "--model sent")
+			}
+		})
+	}
+}
+
+// TestProbeFlagsReachTheServer: --prompt, --model, --max-tokens and --header arrive.
+func TestProbeFlagsReachTheServer(t *testing.T) {
+	srv := startProbeMock(t, mockllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
+	code, out := probe(t, "--url", srv.URL()+"/v1", "--model", "probe-model", "--prompt", strings.Repeat("x", 40),
+		"--max-tokens", "3", "--header", "X-Mock-TTFT: 30ms", "--json")
+	require.Equal(t, 0, code, out)
+	truths := srv.Truths()
+	require.Len(t, truths, 1)
+	tr := truths[0]
+	assert.Equal(t, "probe-model", tr.Model)
+	assert.Equal(t, 10, tr.PromptTokens, "40 bytes of prompt")
+	assert.Equal(t, 3, tr.CompletionTokens)
+	assert.Equal(t, 30*time.Millisecond, tr.Delays[0], "the X-Mock-TTFT header replaced the prefill")
+}
+
+// TestProbeRecordedServers replays captured responses of llama.cpp and a vLLM simulator
+// (llm/testdata) through the probe: real servers' streams, not the mock's.
+func TestProbeRecordedServers(t *testing.T) {
+	for _, tc := range []struct {
+		file, dialect string
+		prompt        int
+	}{
+		{"llama-chat-stream.txt", "openai-chat", 30},
+		{"llama-completions-stream.txt", "openai-completions", 5},
+		{"sim-chat-stream.txt", "openai-chat", 12},
+		{"sim-completions-stream.txt", "openai-completions", 4},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("..", "..", "llm", "testdata", tc.file))
+			require.NoError(t, err)
+			head, body, ok := bytes.Cut(raw, []byte("\r\n\r\n"))
+			require.True(t, ok)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				for _, l := range strings.Split(string(head), "\r\n")[1:] {
+					if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(k, "Content-Type") {
+						w.Header().Set(k, strings.TrimSpace(v))
+					}
+				}
+				_, _ = w.Write(body)
+			}))
+			defer srv.Close()
+			code, out := probe(t, "--url", srv.URL+"/v1", "--dialect", tc.dialect, "--max-tokens", "5", "--json")
+			require.Equal(t, 0, code, out)
+			var o probeJSON
+			require.NoError(t, json.Unmarshal([]byte(out), &o))
+			assert.True(t, o.OK)
+			assert.Equal(t, "length", o.FinishReason)
+			assert.Equal(t, 5, o.CompletionTokens)
+			assert.Equal(t, tc.prompt, o.PromptTokens)
+			assert.Equal(t, "usage", o.TokenSource)
+			assert.NotEmpty(t, o.Text)
 		})
 	}
 }
@@ -145,11 +224,84 @@ func TestProbeAPIKeyFromEnvNeverPrinted(t *testing.T) {
 	assert.Equal(t, "Bearer sk-flag-key-99", got, "--api-key wins over the environment")
 }
 
+// TestProbeHeaderCredentialsNeverPrinted: servers echo credentials in error bodies;
+// those given with --header (the client only knows its APIKey) are hidden too, in both
+// output forms.
+func TestProbeHeaderCredentialsNeverPrinted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(401)
+		fmt.Fprintf(w, `{"error":{"message":"bad credentials %q %q %q"}}`,
+			r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("X-Other"))
+	}))
+	defer srv.Close()
+	for _, asJSON := range []bool{false, true} {
+		t.Run(fmt.Sprint("json=", asJSON), func(t *testing.T) {
+			args := []string{"--url", srv.URL + "/v1", "--header", "Authorization: Bearer sk-hdr-secret-1",
+				"--header", "x-api-key: sk-hdr-secret-2", "--header", "X-Other: visible-value"}
+			if asJSON {
+				args = append(args, "--json")
+			}
+			code, out := probe(t, args...)
+			assert.Equal(t, 1, code)
+			assert.NotContains(t, out, "sk-hdr-secret-1")
+			assert.NotContains(t, out, "sk-hdr-secret-2")
+			assert.Contains(t, out, "[REDACTED]")
+			assert.Contains(t, out, "visible-value", "other headers are not secrets")
+		})
+	}
+}
+
+func TestParseHeaders(t *testing.T) {
+	h, err := parseHeaders([]string{" x-a : 1 ", "X-A:2", "Authorization: Bearer k", "X-Empty:"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1", "2"}, h.Values("X-A"))
+	assert.Equal(t, "Bearer k", h.Get("Authorization"))
+	assert.Equal(t, []string{""}, h.Values("X-Empty"))
+	for _, bad := range []string{"no-colon", ":v", " : v", "Bad Name: v", "X(y): v", "X: a\x01b", "X: a\nb", "Ünï: v"} {
+		_, err := parseHeaders([]string{bad})
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+// FuzzParseHeaders: any --header value is refused or round-trips through the HTTP
+// wire format unchanged (net/textproto checks names and values on the way back).
+func FuzzParseHeaders(f *testing.F) {
+	for _, s := range []string{"X-Mock-Fault: cut", "Authorization: Bearer sk", "a:b:c", "no-colon", "Bad Name: v",
+		"X: a\x01b", "X:\t tab\t", "x:" + strings.Repeat("v", 300), ":", "X-Ü: v", "X: ü"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := parseHeaders([]string{s})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--header") {
+				t.Fatalf("%q: error %q does not name the flag", s, err)
+			}
+			return
+		}
+		if len(h) != 1 {
+			t.Fatalf("%q: %d headers", s, len(h))
+		}
+		var buf bytes.Buffer
+		require.NoError(t, h.Write(&buf))
+		buf.WriteString("\r\n")
+		back, err := textproto.NewReader(bufio.NewReader(&buf)).ReadMIMEHeader()
+		if err != nil {
+			t.Fatalf("%q: accepted, but the wire form %q does not parse: %v", s, buf.String(), err)
+		}
+		if !reflect.DeepEqual(http.Header(back), h) {
+			t.Fatalf("%q: %v came back as %v", s, h, back)
+		}
+	})
+}
+
 func TestProbeUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--dialect", "grpc"},
 		{"--url", "not a url"},
 		{"--header", "no-colon"},
+		{"--header", "Bad Name: v"},
+		{"--header", "X: a\x01b"},
 		{"--max-tokens", "-1"},
 		{"--bogus-flag"},
 		{"extra-arg"},
@@ -160,12 +312,8 @@ func TestProbeUsageErrors(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	s := []time.Duration{10, 20, 30, 40, 50}
-	assert.Equal(t, time.Duration(30), percentile(s, 0.5))
-	assert.Equal(t, time.Duration(49), percentile(s, 0.99)-percentile(s, 0.99)%1)
-	assert.Equal(t, time.Duration(50), percentile(s, 1))
-	assert.Equal(t, time.Duration(0), percentile(nil, 0.5))
+func TestClip(t *testing.T) {
 	assert.Equal(t, "ab…", clip("abc", 2))
 	assert.Equal(t, "héllo", clip("héllo", 5))
+	assert.Equal(t, "hé…", clip("héllo", 2))
 }
