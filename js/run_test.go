@@ -553,3 +553,24 @@ func TestVUsGauge(t *testing.T) {
 	}
 	assert.Regexp(t, `vus\.+: 4 +min=4 +max=4`, res.stdout.String())
 }
+
+// TestCoreFeatures runs k6 core features through the runner (features.js): every check
+// passes and every threshold, on custom Gauge/Rate metrics and per-scenario sub-metrics
+// included, holds.
+func TestCoreFeatures(t *testing.T) {
+	t.Setenv("TS_FEATURES_PROCESS", "from-process")
+	res := run(t, "features.js", js.Options{Env: map[string]string{"TS_FEATURES_FLAG": "from-flag"}})
+	require.NoError(t, res.err)
+	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v\n%s", res.rep.Err, res.stderr)
+	require.Len(t, res.rep.Thresholds, 6)
+	for _, th := range res.rep.Thresholds {
+		assert.True(t, th.OK, "%s %s observed %v", th.Metric, th.Expr, th.Observed)
+	}
+	passes, fails := res.rep.Summary.Check("shared array")
+	assert.Equal(t, int64(6), passes)
+	assert.Zero(t, fails)
+	log := res.stderr.String()
+	assert.Equal(t, 6, strings.Count(log, "features vu="), "console.log reaches the log")
+	assert.Equal(t, 2, strings.Count(log, " iter=2 "), "__ITER per VU: 0, 1, 2")
+	assert.InDelta(t, 4.0/6, res.rep.Summary.Metrics["even_iters"].Values["rate"], 1e-9)
+}
