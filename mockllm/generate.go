@@ -75,6 +75,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 			}
 		}()
 	}
+	// abort records a response that ended early (client gone, server closing, or a
+	// fault that leaves it unfinished), as vLLM's finished_reason="abort".
+	abort := func() {
+		tr.Aborted = true
+		s.metrics.finishedAbort.Add(1)
+	}
 	fail := func(status int, msg string) {
 		tr.Status = status
 		w.Header().Set("Content-Type", "application/json")
@@ -142,13 +148,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 		}
 		if err != nil {
 			s.sched.abandon(ticket)
-			tr.Aborted = true
+			abort()
 			return
 		}
 	}
 	ctx := r.Context()
 	if err := s.sched.wait(ctx, s.closing, ticket); err != nil {
-		tr.Aborted = true
+		abort()
 		return
 	}
 	admitted := time.Now()
@@ -166,8 +172,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 
 	if p.fault == FaultStallFirst {
 		s.stall(ctx)
-		tr.Aborted = true
-		s.metrics.finishedAbort.Add(1)
+		abort()
 		return
 	}
 
@@ -184,8 +189,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 			switch p.fault {
 			case FaultStallMid:
 				s.stall(ctx)
-				tr.Aborted = true
-				s.metrics.finishedAbort.Add(1)
+				abort()
 				return
 			case FaultCut, FaultReset, FaultErrorEvent:
 				if g.stream {
@@ -201,8 +205,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 						buf = e.oversized(buf[:0], OversizedLineBytes)
 					}
 					if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
-						tr.Aborted = true
-						s.metrics.finishedAbort.Add(1)
+						abort()
 						return
 					}
 					if cap(buf) > 64<<10 {
@@ -218,8 +221,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 			tr.Delays = append(tr.Delays, delay)
 		}
 		if err := sl.sleep(delay); err != nil {
-			tr.Aborted = true
-			s.metrics.finishedAbort.Add(1)
+			abort()
 			return
 		}
 		toks = toks[:0]
@@ -229,8 +231,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 		buf = e.chunk(buf[:0], toks, reasoning, i == p.chunks-1)
 		if g.stream {
 			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
-				tr.Aborted = true
-				s.metrics.finishedAbort.Add(1)
+				abort()
 				return
 			}
 		}
@@ -262,8 +263,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, d dialect, str
 		buf = e.end(buf[:0], now)
 		if len(buf) > 0 {
 			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
-				tr.Aborted = true
-				s.metrics.finishedAbort.Add(1)
+				abort()
 				return
 			}
 		}

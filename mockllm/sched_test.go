@@ -83,6 +83,15 @@ func TestCapacity(t *testing.T) {
 	assert.Zero(t, gauge(t, fams, "vllm:num_requests_running"))
 	assert.Zero(t, gauge(t, fams, "vllm:num_requests_waiting"))
 	assert.Zero(t, gauge(t, fams, "vllm:kv_cache_usage_perc"))
+	// Every request ended as an abort, the one that left the queue included (vLLM
+	// counts aborts wherever the request was).
+	for _, s := range fams["vllm:request_success_total"].samples {
+		want := 0.0
+		if s.labels["finished_reason"] == "abort" {
+			want = 4
+		}
+		assert.Equal(t, want, s.value, s.labels["finished_reason"])
+	}
 }
 
 // TestKVCacheUsage: two sequences held after the prefill occupy their prompt tokens.

@@ -273,6 +273,7 @@ func TestRecorderMergeEqualsRecordAll(t *testing.T) {
 		workers[r.IntN(len(workers))].Add(res)
 	}
 	m := NewRecorder(slo, WithExactLimit(limit))
+	m.Merge(nil) // a worker that never started
 	for _, w := range workers {
 		m.Merge(w)
 	}

@@ -49,8 +49,12 @@ func (rec *Recorder) Add(r *llm.Result) {
 	})
 }
 
-// Merge adds everything o recorded. Both should have the same SLO and options.
+// Merge adds everything o recorded (nothing when o is nil). Both should have the same
+// SLO and options.
 func (rec *Recorder) Merge(o *Recorder) {
+	if o == nil {
+		return
+	}
 	for id := range numMetrics {
 		switch catalogue[id].Kind {
 		case KindCounter:
