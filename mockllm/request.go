@@ -151,16 +151,28 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// messages is a chat message list, reduced to the text bytes of each content.
+type messages []struct {
+	Role    string    `json:"role"`
+	Content textBytes `json:"content"`
+}
+
+// bytes is the total text length of the messages' contents.
+func (ms messages) bytes() int {
+	n := 0
+	for _, m := range ms {
+		n += int(m.Content)
+	}
+	return n
+}
+
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
 type chatRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string    `json:"role"`
-		Content textBytes `json:"content"`
-	} `json:"messages"`
+	Model               string         `json:"model"`
+	Messages            messages       `json:"messages"`
 	Stream              bool           `json:"stream"`
 	MaxTokens           *int           `json:"max_tokens"`
 	MaxCompletionTokens *int           `json:"max_completion_tokens"`
@@ -180,11 +192,8 @@ type completionsRequest struct {
 }
 
 type anthropicRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string    `json:"role"`
-		Content textBytes `json:"content"`
-	} `json:"messages"`
+	Model     string    `json:"model"`
+	Messages  messages  `json:"messages"`
 	System    textBytes `json:"system"`
 	MaxTokens *int      `json:"max_tokens"`
 	Stream    bool      `json:"stream"`
@@ -198,13 +207,10 @@ type tgiRequest struct {
 }
 
 type ollamaRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string    `json:"role"`
-		Content textBytes `json:"content"`
-	} `json:"messages"`
-	Stream  *bool `json:"stream"`
-	Options struct {
+	Model    string   `json:"model"`
+	Messages messages `json:"messages"`
+	Stream   *bool    `json:"stream"`
+	Options  struct {
 		NumPredict *int `json:"num_predict"`
 	} `json:"options"`
 }
@@ -227,11 +233,7 @@ func parseRequest(d dialect, body []byte, stream bool) (genRequest, error) {
 		if r.N != nil && *r.N != 1 {
 			return g, badRequest("only n=1 is supported")
 		}
-		n := 0
-		for _, m := range r.Messages {
-			n += int(m.Content)
-		}
-		g = genRequest{model: r.Model, stream: r.Stream, ignoreEOS: r.IgnoreEOS, promptTokens: estimateTokens(n)}
+		g = genRequest{model: r.Model, stream: r.Stream, ignoreEOS: r.IgnoreEOS, promptTokens: estimateTokens(r.Messages.bytes())}
 		g.includeUsage = r.Stream && r.StreamOptions != nil && r.StreamOptions.IncludeUsage
 		maxTok = r.MaxTokens
 		if r.MaxCompletionTokens != nil {
@@ -259,11 +261,7 @@ func parseRequest(d dialect, body []byte, stream bool) (genRequest, error) {
 		if len(r.Messages) == 0 {
 			return g, badRequest("messages: at least one message is required")
 		}
-		n := int(r.System)
-		for _, m := range r.Messages {
-			n += int(m.Content)
-		}
-		g = genRequest{model: r.Model, stream: r.Stream, promptTokens: estimateTokens(n)}
+		g = genRequest{model: r.Model, stream: r.Stream, promptTokens: estimateTokens(int(r.System) + r.Messages.bytes())}
 		maxTok = r.MaxTokens
 	case dTGI:
 		var r tgiRequest
@@ -283,11 +281,7 @@ func parseRequest(d dialect, body []byte, stream bool) (genRequest, error) {
 		if len(r.Messages) == 0 {
 			return g, badRequest("messages must not be empty")
 		}
-		n := 0
-		for _, m := range r.Messages {
-			n += int(m.Content)
-		}
-		g = genRequest{model: r.Model, stream: r.Stream == nil || *r.Stream, promptTokens: estimateTokens(n)}
+		g = genRequest{model: r.Model, stream: r.Stream == nil || *r.Stream, promptTokens: estimateTokens(r.Messages.bytes())}
 		// Ollama's num_predict of -1 means "until the model stops": the default here.
 		if p := r.Options.NumPredict; p != nil && *p >= 0 {
 			maxTok = p
