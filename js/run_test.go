@@ -574,3 +574,22 @@ func TestCoreFeatures(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(log, " iter=2 "), "__ITER per VU: 0, 1, 2")
 	assert.InDelta(t, 4.0/6, res.rep.Summary.Metrics["even_iters"].Values["rate"], 1e-9)
 }
+
+// TestBuiltinMetricsWithRequests: a run that makes real requests (the embedded mock)
+// has k6's built-in metrics next to the module's, with the bytes the client moved.
+func TestBuiltinMetricsWithRequests(t *testing.T) {
+	res := run(t, "mock_request.js", js.Options{Iterations: ptr[int64](3), VUs: ptr[int64](2)})
+	require.NoError(t, res.err)
+	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v\n%s", res.rep.Err, res.stderr)
+	s := res.rep.Summary
+	assert.Equal(t, 3.0, s.Counter("iterations"))
+	require.NotNil(t, s.Trend("iteration_duration"))
+	assert.Equal(t, int64(3), s.Trend("iteration_duration").Count())
+	assert.Equal(t, 3.0, s.Counter("llm_reqs"))
+	assert.Greater(t, s.Counter("data_sent"), 3*100.0, "request bodies and headers")
+	assert.Greater(t, s.Counter("data_received"), s.Counter("data_sent"), "streamed answers")
+	assert.Equal(t, 2.0, s.Gauge("vus_max"))
+	for _, name := range []string{"vus", "vus_max", "llm_ttft", "llm_itl", "llm_tpot", "llm_e2e", "llm_req_failed"} {
+		assert.Contains(t, res.stdout.String(), name+"...", "text summary lists %s", name)
+	}
+}
