@@ -41,17 +41,17 @@ func newEnc(d dialect, id, model string, created int64, promptTokens int, includ
 		includeUsage: includeUsage, keepText: keepText || d == dTGI, blockIndex: -1}
 	switch d {
 	case dChat:
-		e.head = e.appendOpenAIHead(nil, "chat.completion.chunk")
+		e.head = e.appendOpenAIHead([]byte("data: "), "chat.completion.chunk")
 		e.head = append(e.head, `[{"index":0,"delta":{`...)
 	case dCompletions:
-		e.head = e.appendOpenAIHead(nil, "text_completion")
+		e.head = e.appendOpenAIHead([]byte("data: "), "text_completion")
 	}
 	return e
 }
 
 // appendOpenAIHead appends `{"id":…,"object":…,"created":…,"model":…,"choices":`.
 func (e *enc) appendOpenAIHead(b []byte, object string) []byte {
-	b = append(b, `data: {"id":`...)
+	b = append(b, `{"id":`...)
 	b = appendJSONString(b, e.id)
 	b = append(b, `,"object":"`...)
 	b = append(b, object...)
@@ -308,6 +308,7 @@ func (e *enc) appendUsageChunk(b []byte, object string) []byte {
 	if !e.includeUsage {
 		return b
 	}
+	b = append(b, "data: "...)
 	b = e.appendOpenAIHead(b, object)
 	b = append(b, `[],"usage":`...)
 	b = e.appendUsage(b)
@@ -411,13 +412,8 @@ func appendPadding(b []byte, n int) []byte {
 func (e *enc) body(b []byte, now time.Time) []byte {
 	switch e.d {
 	case dChat:
-		b = append(b, `{"id":`...)
-		b = appendJSONString(b, e.id)
-		b = append(b, `,"object":"chat.completion","created":`...)
-		b = appendInt(b, e.created)
-		b = append(b, `,"model":`...)
-		b = appendJSONString(b, e.model)
-		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
+		b = e.appendOpenAIHead(b, "chat.completion")
+		b = append(b, `[{"index":0,"message":{"role":"assistant","content":"`...)
 		b = append(b, e.text...)
 		b = append(b, '"')
 		if e.reasoning > 0 {
@@ -431,13 +427,8 @@ func (e *enc) body(b []byte, now time.Time) []byte {
 		b = e.appendUsage(b)
 		b = append(b, '}')
 	case dCompletions:
-		b = append(b, `{"id":`...)
-		b = appendJSONString(b, e.id)
-		b = append(b, `,"object":"text_completion","created":`...)
-		b = appendInt(b, e.created)
-		b = append(b, `,"model":`...)
-		b = appendJSONString(b, e.model)
-		b = append(b, `,"choices":[{"index":0,"text":"`...)
+		b = e.appendOpenAIHead(b, "text_completion")
+		b = append(b, `[{"index":0,"text":"`...)
 		b = append(b, e.text...)
 		b = append(b, `","logprobs":null,"finish_reason":"`...)
 		b = append(b, e.finish...)
