@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -592,4 +593,16 @@ func TestBuiltinMetricsWithRequests(t *testing.T) {
 	for _, name := range []string{"vus", "vus_max", "llm_ttft", "llm_itl", "llm_tpot", "llm_e2e", "llm_req_failed"} {
 		assert.Contains(t, res.stdout.String(), name+"...", "text summary lists %s", name)
 	}
+}
+
+// TestProgressLineTokens: the live line shows the current output tokens/s, the final one
+// the tokens generated, on a run longer than one progress period.
+func TestProgressLineTokens(t *testing.T) {
+	res := run(t, "mock_request.js", js.Options{Progress: true, Duration: ptr(1300 * time.Millisecond)})
+	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v", res.rep.Err)
+	log := res.stderr.String()
+	assert.Regexp(t, `running \(0m01\.\ds/0m01\.3s\), 1/1 VUs, \d+ complete and 0 interrupted iterations, \d+ tok/s`, log)
+	tokens := res.rep.Summary.Counter("llm_completion_tokens")
+	require.Positive(t, tokens)
+	assert.Contains(t, log, fmt.Sprintf(", %.0f tokens\n", tokens))
 }
