@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -71,7 +70,7 @@ func TestRunStagesAndTimeUnit(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	out := filepath.Join(t.TempDir(), "summary.json")
 	var stdout bytes.Buffer
-	code := executeTo(&stdout, []string{"run", "--no-color", "--summary-time-unit", "s", "--summary-export", out,
+	code := executeTo(t, &stdout, []string{"run", "--no-color", "--summary-time-unit", "s", "--summary-export", out,
 		"-s", "300ms:3,200ms:0", jsScript("overrides.js")})
 	require.Equal(t, 0, code, stdout.String())
 	assert.Contains(t, stdout.String(), "Up to 3 looping VUs for 500ms over 2 stages")
@@ -85,18 +84,20 @@ func TestRunStagesAndTimeUnit(t *testing.T) {
 	assert.Equal(t, 3.0, exp.Metrics["vus_max"]["value"], "the stages' peak")
 }
 
-// executeTo is execute with the command's stdout captured.
-func executeTo(w io.Writer, args []string) int {
-	root := newRootCmd()
-	root.SetOut(w)
-	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return 2
+// executeTo is execute with the process's stdout sent to w (no test in this package
+// runs in parallel, so swapping os.Stdout is safe).
+func executeTo(t *testing.T, w io.Writer, args []string) int {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "stdout")
+	require.NoError(t, err)
+	defer f.Close()
+	old := os.Stdout
+	os.Stdout = f
+	code := execute(args)
+	os.Stdout = old
+	_, err = f.Seek(0, io.SeekStart)
+	require.NoError(t, err)
+	_, err = io.Copy(w, f)
+	require.NoError(t, err)
+	return code
 }
