@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tokenstorm/tokenstorm/js/executor"
+	"github.com/tokenstorm/tokenstorm/js/metrics"
 )
 
 // Defaults for the run-level options k6 gives defaults to.
@@ -211,10 +212,8 @@ func (o *scriptOptions) set(k string, v json.RawMessage) error {
 		if err := json.Unmarshal(v, &u); err != nil {
 			return bad("must be a string")
 		}
-		switch u {
-		case "", "s", "ms", "us":
-		default:
-			return bad(fmt.Sprintf("%q is not one of \"s\", \"ms\", \"us\"", u))
+		if err := checkTimeUnit(u); err != nil {
+			return bad(err.Error())
 		}
 		o.SummaryTimeUnit = u
 	case "setupTimeout", "teardownTimeout", "minIterationDuration":
@@ -286,6 +285,14 @@ func parseCount(v json.RawMessage) (int64, error) {
 
 // parseDuration parses a k6 duration option: a string as k6 writes them ("1m30s", "1d")
 // or a JSON number of milliseconds.
+// checkTimeUnit checks a summaryTimeUnit value (the option or --summary-time-unit).
+func checkTimeUnit(u string) error {
+	if metrics.ValidateTimeUnit(u) != nil {
+		return fmt.Errorf("%q is not one of \"s\", \"ms\", \"us\"", u)
+	}
+	return nil
+}
+
 func parseDuration(v json.RawMessage) (time.Duration, error) {
 	v = bytes.TrimSpace(v)
 	if isNull(v) {

@@ -440,8 +440,8 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	if err := validateTrendStats(r.opts.SummaryTrendStats); err != nil {
 		return fail(ExitInvalidConfig, &OptionError{Field: "summaryTrendStats", Reason: err.Error()}), nil
 	}
-	if err := metrics.ValidateTimeUnit(r.opts.SummaryTimeUnit); err != nil {
-		return fail(ExitInvalidConfig, &OptionError{Field: "summaryTimeUnit", Reason: fmt.Sprintf("%q is not one of \"s\", \"ms\", \"us\"", r.opts.SummaryTimeUnit)}), nil
+	if err := checkTimeUnit(r.opts.SummaryTimeUnit); err != nil {
+		return fail(ExitInvalidConfig, &OptionError{Field: "summaryTimeUnit", Reason: err.Error()}), nil
 	}
 	if r.opts.SummaryTimeUnit != "" {
 		so.SummaryTimeUnit = r.opts.SummaryTimeUnit
