@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -234,7 +235,7 @@ func (p *vuPool) logIterationError(err error, it executor.Iteration) {
 	if errors.As(err, &se) {
 		msg = se.Message
 		if se.Stack != "" {
-			msg += "\n" + trimNewline(se.Stack)
+			msg += "\n" + strings.TrimRight(se.Stack, "\n")
 		}
 	}
 	attrs := []any{slog.String("source", "stacktrace")}
@@ -242,11 +243,4 @@ func (p *vuPool) logIterationError(err error, it executor.Iteration) {
 		attrs = append(attrs, slog.String("executor", it.Scenario.Executor), slog.String("scenario", it.Scenario.Name))
 	}
 	p.logger.Error(msg, attrs...)
-}
-
-func trimNewline(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '\n' {
-		s = s[:len(s)-1]
-	}
-	return s
 }
