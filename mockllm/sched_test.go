@@ -282,3 +282,26 @@ func TestHandlerWithoutStart(t *testing.T) {
 	require.NoError(t, hs.Close())
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// TestPrefillPerToken: the prefill is TTFT + PrefillPerToken × prompt tokens, and
+// X-Mock-TTFT replaces the whole of it.
+func TestPrefillPerToken(t *testing.T) {
+	srv, c := startServer(t, Config{TTFT: 2 * time.Millisecond, PrefillPerToken: 100 * time.Microsecond, ITL: -1, RecordTruth: true})
+	for _, tt := range []struct {
+		prompt string
+		hdr    []string
+		want   time.Duration
+	}{
+		{strings.Repeat("x", 40), nil, 2*time.Millisecond + 10*100*time.Microsecond}, // 10 tokens
+		{strings.Repeat("x", 400), nil, 2*time.Millisecond + 100*100*time.Microsecond},
+		{strings.Repeat("x", 400), []string{HeaderTTFT, "1ms"}, time.Millisecond},
+	} {
+		resp := post(t, c, srv.URL()+"/v1/completions", `{"prompt":"`+tt.prompt+`","max_tokens":2}`, tt.hdr...)
+		_, err := io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		tr, ok := srv.Truth(resp.Header.Get(HeaderRequestID))
+		require.True(t, ok)
+		assert.Equal(t, tt.want, tr.Delays[0], "%d-byte prompt %v", len(tt.prompt), tt.hdr)
+	}
+}
