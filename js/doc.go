@@ -8,7 +8,7 @@
 //     custom metrics declared there exist before thresholds naming them are parsed;
 //  2. validate the options (unknown or unsupported ones are an error, exit 104: see
 //     docs/scripting.md for the table) and resolve the scenarios from the script's
-//     options and the command line's -u/-d/-i, as k6 consolidates them;
+//     options and the command line's -u/-d/-i/-s, as k6 consolidates them;
 //  3. initialise the planned VUs (in parallel, before anything is measured), run
 //     setup() once and hand its JSON result to every VU;
 //  4. run the executors; VUs beyond the planned ones (arrival-rate maxVUs) are
