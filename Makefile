@@ -1,7 +1,7 @@
 # tokenstorm — plain `make` prints this help.
 GO        ?= go
 PKGS      ?= ./...
-BENCHTIME ?= 1x
+BENCHTIME ?= 1s
 BENCH     ?= .
 
 .DEFAULT_GOAL := help
