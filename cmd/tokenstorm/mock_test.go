@@ -183,13 +183,8 @@ func TestMockCommandFlags(t *testing.T) {
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-				f, err := strconv.ParseFloat(v, 64)
-				require.NoError(t, err)
-				return f
-			}
-			if strings.HasPrefix(sc.Text(), name+"{") {
-				f, err := strconv.ParseFloat(sc.Text()[strings.LastIndexByte(sc.Text(), ' ')+1:], 64)
+			if l := sc.Text(); strings.HasPrefix(l, name+" ") || strings.HasPrefix(l, name+"{") {
+				f, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
 				require.NoError(t, err)
 				return f
 			}
@@ -198,12 +193,23 @@ func TestMockCommandFlags(t *testing.T) {
 		return 0
 	}
 
-	t.Run("capacity and faults", func(t *testing.T) {
+	// start runs `tokenstorm mock args...` on a free loopback port; stop ends the command
+	// (closing the server under any stalled stream) and checks it exited cleanly.
+	start := func(t *testing.T, args ...string) (ctx context.Context, url string, stop func()) {
 		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		lines, result := runMock(ctx, t, "mock", "--addr", "127.0.0.1:0", "--max-num-seqs", "1", "--ttft", "1h",
-			"--fault-rate", "1", "--faults", "http_503,http_429")
-		url, _ := baseURL(t, lines)
+		t.Cleanup(cancel) // a failed assertion must not leave the server running
+		lines, result := runMock(ctx, t, append([]string{"mock", "--addr", "127.0.0.1:0"}, args...)...)
+		url, _ = baseURL(t, lines)
+		return ctx, url, func() {
+			cancel()
+			require.NoError(t, <-result)
+			for range lines {
+			}
+		}
+	}
+
+	t.Run("capacity and faults", func(t *testing.T) {
+		ctx, url, stop := start(t, "--max-num-seqs", "1", "--ttft", "1h", "--fault-rate", "1", "--faults", "http_503,http_429")
 
 		for range 4 {
 			resp := post(ctx, url, "")
@@ -218,22 +224,15 @@ func TestMockCommandFlags(t *testing.T) {
 		assert.Equal(t, 1.0, metric(url, "vllm:num_requests_running"))
 		assert.Equal(t, 1.0, metric(url, "vllm:num_requests_waiting"))
 
-		cancel() // stops the command, which closes the server under the stalled streams
-		require.NoError(t, <-result)
+		stop()
 		for _, r := range []*http.Response{a, b} {
 			_, _ = io.Copy(io.Discard, r.Body)
 			r.Body.Close()
 		}
-		for range lines {
-		}
 	})
 
 	t.Run("latency and reasoning", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		lines, result := runMock(ctx, t, "mock", "--addr", "127.0.0.1:0", "--ttft", "30ms", "--itl", "10ms",
-			"--reasoning", "2", "--max-tokens", "4")
-		url, _ := baseURL(t, lines)
+		ctx, url, stop := start(t, "--ttft", "30ms", "--itl", "10ms", "--reasoning", "2", "--max-tokens", "4")
 		resp := post(ctx, url, "")
 		raw, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -244,9 +243,6 @@ func TestMockCommandFlags(t *testing.T) {
 		assert.GreaterOrEqual(t, metric(url, "vllm:time_to_first_token_seconds_sum"), 0.030)
 		assert.Equal(t, 3.0, metric(url, "vllm:inter_token_latency_seconds_count"))
 		assert.GreaterOrEqual(t, metric(url, "vllm:inter_token_latency_seconds_sum"), 0.030)
-		cancel()
-		require.NoError(t, <-result)
-		for range lines {
-		}
+		stop()
 	})
 }
