@@ -40,9 +40,19 @@ func NewClient(cfg Config) (*Client, error) {
 		return c, nil
 	}
 	d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+	dial := d.DialContext
+	if !cfg.NoKernelTimestamps {
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return wrapArrival(conn), nil
+		}
+	}
 	tr := &http.Transport{
 		Proxy:             http.ProxyFromEnvironment,
-		DialContext:       d.DialContext,
+		DialContext:       dial,
 		ForceAttemptHTTP2: true,
 		// Load tests run many streams to one host: the default of 2 idle connections
 		// per host would close and reopen connections all the time.
@@ -79,12 +89,13 @@ type reqState struct {
 	dec Decoder
 	a   acc
 	s   jscan
+	arr *arrivalConn // the response's connection, when it carries kernel stamps
 }
 
 var statePool = sync.Pool{New: func() any { return new(reqState) }}
 
 func putState(st *reqState) {
-	st.dec.r = nil
+	st.dec.r, st.dec.arr, st.arr = nil, nil, nil
 	if cap(st.dec.buf) > 64<<10 {
 		st.dec.buf = nil
 	}
@@ -198,14 +209,14 @@ func (c *Client) Do(ctx context.Context, req *Request) (res *Result) {
 	pt := newPhaseTimer(start, c.cfg.FirstTokenTimeout, c.cfg.IdleTimeout, cancel)
 	defer pt.stop()
 
-	resp, sent, err := c.roundTrip(rctx, req, body, stream, connTimer)
+	resp, sent, arr, err := c.roundTrip(rctx, req, body, stream, connTimer)
 	res.BytesSent = sent
 	if err != nil {
 		res.Duration = time.Since(start)
 		res.Err, res.ErrorType, res.TimeoutPhase = classifyTransport(rctx, ctx, "request", err)
 		return res
 	}
-	res.TTFB = time.Since(start)
+	res.TTFB = arr.stamp(time.Now()).Sub(start)
 	res.Status = resp.StatusCode
 	res.BytesReceived = headerBytes(resp)
 	if id := resp.Header.Get("X-Request-Id"); id != "" {
@@ -228,6 +239,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (res *Result) {
 
 	st := statePool.Get().(*reqState)
 	defer putState(st)
+	st.arr = arr
 	a := &st.a
 	a.reset()
 
@@ -286,13 +298,17 @@ func redactErr(de *DecodeError, key string) error {
 // a response came back (llama.cpp's server closes after every streamed response while
 // advertising keep-alive). It returns the request's bytes on the wire (approximate:
 // HTTP/1.1 head + body).
-func (c *Client) roundTrip(ctx context.Context, req *Request, body []byte, stream bool, connTimer *time.Timer) (*http.Response, int64, error) {
+func (c *Client) roundTrip(ctx context.Context, req *Request, body []byte, stream bool, connTimer *time.Timer) (*http.Response, int64, *arrivalConn, error) {
 	var sent int64
 	for attempt := 0; ; attempt++ {
 		var reused, gotByte atomic.Bool
+		var arr atomic.Pointer[arrivalConn]
 		trace := &httptrace.ClientTrace{
 			GotConn: func(info httptrace.GotConnInfo) {
 				reused.Store(info.Reused)
+				if ac, ok := info.Conn.(*arrivalConn); ok {
+					arr.Store(ac)
+				}
 				if connTimer != nil {
 					connTimer.Stop()
 				}
@@ -305,7 +321,7 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, body []byte, strea
 		}
 		hr, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, u, bytes.NewReader(body))
 		if err != nil {
-			return nil, sent, err
+			return nil, sent, nil, err
 		}
 		c.setHeaders(hr, req, stream)
 		sent += requestBytes(hr, len(body))
@@ -317,7 +333,7 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, body []byte, strea
 		if err != nil && attempt == 0 && reused.Load() && !gotByte.Load() && ctx.Err() == nil && isStaleConnError(err) {
 			continue
 		}
-		return resp, sent, err
+		return resp, sent, arr.Load(), err
 	}
 }
 
@@ -390,6 +406,7 @@ func (c *Client) parse(st *reqState, data []byte, stream bool) bool {
 func (c *Client) readStream(st *reqState, body io.Reader, res *Result, start time.Time, pt *phaseTimer, maxTokens int) error {
 	dec := &st.dec
 	dec.reset(body, c.cfg.Dialect == Ollama)
+	dec.arr = st.arr
 	dec.maxLine = c.cfg.MaxLineBytes
 	dec.maxTotal = int64(c.cfg.MaxResponseBytes)
 	if pt != nil {
@@ -399,7 +416,10 @@ func (c *Client) readStream(st *reqState, body io.Reader, res *Result, start tim
 	var last time.Duration
 	for dec.Next() {
 		ev := &dec.ev
-		t := ev.At.Sub(start)
+		// Kernel stamps are converted from wall-clock time per read; the guard keeps
+		// nanosecond conversion noise from ordering a chunk before the headers or
+		// the previous chunk.
+		t := max(ev.At.Sub(start), res.TTFB, last)
 		if c.cfg.Dialect != Ollama && bytes.Equal(ev.Data, doneMarker) {
 			a.done = true
 			continue
@@ -463,7 +483,7 @@ func (c *Client) readWhole(st *reqState, body io.Reader, res *Result, start time
 		}
 	}
 	dec.data = buf
-	t := time.Since(start)
+	t := st.arr.stamp(time.Now()).Sub(start)
 	a := &st.a
 	res.Chunks = 1
 	if !c.parse(st, buf, false) {

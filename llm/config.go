@@ -78,6 +78,12 @@ type Config struct {
 	// either is a *StreamError. Defaults DefaultMaxLineBytes, DefaultMaxResponseBytes.
 	MaxLineBytes, MaxResponseBytes int
 
+	// NoKernelTimestamps stamps chunks when the read that delivered them returns,
+	// instead of with the kernel's receive time of their bytes (SO_TIMESTAMPNS, Linux,
+	// the Client's own transport only). The kernel stamp leaves out the time the
+	// reading goroutine waits for a CPU, which dominates the error under load.
+	NoKernelTimestamps bool
+
 	// Transport replaces the Client's own *http.Transport. The Client then does not
 	// close its idle connections, and the stale keep-alive retry reuses Transport.
 	Transport http.RoundTripper

@@ -58,6 +58,9 @@ type Decoder struct {
 	// events, so a large line arriving slowly is not idle.
 	progress *atomic.Int64
 	base     time.Time
+	// arr, when set, is the connection the bytes come from: reads are then stamped
+	// with the kernel's receive time of the newest bytes (see arrivalConn).
+	arr *arrivalConn
 }
 
 // DecoderOption configures a Decoder.
@@ -244,7 +247,7 @@ func (d *Decoder) line() ([]byte, bool) {
 		}
 		n, err := d.r.Read(d.buf[d.wpos:])
 		if n > 0 {
-			d.readAt = time.Now()
+			d.readAt = d.arr.stamp(time.Now())
 			if d.progress != nil {
 				d.progress.Store(int64(d.readAt.Sub(d.base)))
 			}

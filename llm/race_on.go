@@ -1,0 +1,6 @@
+//go:build race
+
+package llm
+
+// raceEnabled: see arrivalConn.recv.
+const raceEnabled = true
