@@ -572,7 +572,7 @@ func TestCoreFeatures(t *testing.T) {
 	assert.Zero(t, fails)
 	log := res.stderr.String()
 	assert.Equal(t, 6, strings.Count(log, "features vu="), "console.log reaches the log")
-	assert.Equal(t, 2, strings.Count(log, " iter=2 "), "__ITER per VU: 0, 1, 2")
+	assert.Equal(t, 2, strings.Count(log, " iter=2 "), "iterationInScenario per VU slot: 0, 1, 2")
 	assert.InDelta(t, 4.0/6, res.rep.Summary.Metrics["even_iters"].Values["rate"], 1e-9)
 }
 
@@ -605,4 +605,17 @@ func TestProgressLineTokens(t *testing.T) {
 	tokens := res.rep.Summary.Counter("llm_completion_tokens")
 	require.Positive(t, tokens)
 	assert.Contains(t, log, fmt.Sprintf(", %.0f tokens\n", tokens))
+}
+
+// TestIterAcrossScenarios: __ITER is the VU's iteration count across scenarios, as in
+// k6, not the count within the scenario.
+func TestIterAcrossScenarios(t *testing.T) {
+	res := run(t, "iter_reuse.js", js.Options{})
+	require.Equal(t, js.ExitOK, res.rep.ExitCode, "%v", res.rep.Err)
+	assert.Equal(t, 1.0, res.rep.Summary.Gauge("vus_max"), "one VU runs both scenarios")
+	for _, name := range []string{"__ITER is iterationInInstance", "iterationInScenario restarts"} {
+		passes, fails := res.rep.Summary.Check(name)
+		assert.Equal(t, int64(1), passes, name)
+		assert.Zero(t, fails, name)
+	}
 }

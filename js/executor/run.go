@@ -424,20 +424,31 @@ func (s *scenarioRun) dropRemaining(total int64) {
 // runClosed runs the closed-model executors: vus VUs, each looping while next hands it
 // an iteration number and the scenario is not stopping.
 func (s *scenarioRun) runClosed(vus int64, next func(inVU int64) (int64, bool)) {
-	var wg sync.WaitGroup
-	for slot := range vus {
-		wg.Go(func() {
-			vu, ok := s.acquire()
-			if !ok {
-				return
+	// Every VU is in hand before the first iteration, as in k6: each slot keeps its own
+	// VU for the whole scenario. Acquiring inside each slot's goroutine would let a slot
+	// whose iterations are instant finish and hand its VU to a slot not started yet, so
+	// "10 VUs" could run on one.
+	held := make([]VU, 0, vus)
+	for range vus {
+		vu, ok := s.acquire()
+		if !ok {
+			for _, v := range held {
+				s.release(v)
 			}
+			return
+		}
+		held = append(held, vu)
+	}
+	var wg sync.WaitGroup
+	for slot, vu := range held {
+		wg.Go(func() {
 			defer s.release(vu)
 			for inVU := int64(0); s.stopCtx.Err() == nil; inVU++ {
 				n, ok := next(inVU)
 				if !ok {
 					return
 				}
-				s.iterate(s.hardCtx, vu, Iteration{Scenario: s.sc, InScenario: n, InVU: inVU, VUInScenario: slot})
+				s.iterate(s.hardCtx, vu, Iteration{Scenario: s.sc, InScenario: n, InVU: inVU, VUInScenario: int64(slot)})
 			}
 		})
 	}

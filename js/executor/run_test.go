@@ -81,6 +81,21 @@ func TestIterationExecutorsExactCounts(t *testing.T) {
 			if tt.executor == PerVUIterations {
 				assert.Len(t, perSlot, int(tt.vus))
 			}
+			// As in k6, every slot holds its own VU for the whole scenario, even when
+			// iterations are instant and a finished slot's VU could serve another.
+			vuOf := map[int64]int64{}
+			for _, rc := range recs {
+				if v, ok := vuOf[rc.it.VUInScenario]; ok {
+					assert.Equal(t, v, rc.vu, "slot %d changed VU", rc.it.VUInScenario)
+				}
+				vuOf[rc.it.VUInScenario] = rc.vu
+			}
+			distinct := map[int64]bool{}
+			for _, v := range vuOf {
+				distinct[v] = true
+			}
+			assert.Len(t, distinct, len(vuOf), "one VU per slot")
+			assert.Equal(t, tt.vus, pool.peak, "all the scenario's VUs held at once")
 			p := r.Progress().Scenarios[0]
 			assert.Equal(t, tt.total, p.Started)
 			assert.Equal(t, tt.total, p.Completed)

@@ -35,7 +35,7 @@ export function loop() {
     'process env': () => __ENV.TS_FEATURES_PROCESS === 'from-process',
     '-e env': () => __ENV.TS_FEATURES_FLAG === 'from-flag',
     '__VU is the VU id': () => __VU === exec.vu.idInTest && __VU >= 1 && __VU <= 4,
-    '__ITER counts this VU': () => __ITER === exec.vu.iterationInScenario,
+    '__ITER counts this VU': () => __ITER === exec.vu.iterationInInstance,
     'scenario name': () => exec.scenario.name === 'loop',
   });
   let caught = '';
@@ -45,9 +45,10 @@ export function loop() {
     caught = String(e);
   }
   check(caught, { 'fail throws': (c) => c.includes('on purpose') });
-  last.add(__ITER);
-  even.add(__ITER % 2 === 0);
-  console.log(`features vu=${__VU} iter=${__ITER}`);
+  const i = exec.vu.iterationInScenario;
+  last.add(i);
+  even.add(i % 2 === 0);
+  console.log(`features vu=${__VU} iter=${i}`);
 }
 
 export function arrive() {

@@ -414,7 +414,8 @@ func (vu *VU) enterIteration(ctx context.Context, it executor.Iteration) {
 		vu.groupPath = ""
 		vu.invalidateTags()
 	}
-	_ = vu.rt.Set("__ITER", it.InVU)
+	// k6's __ITER counts the VU's iterations across scenarios (vu.iterationInInstance).
+	_ = vu.rt.Set("__ITER", vu.iterInRun)
 }
 
 // leave ends an iteration or call: pending callbacks are dropped, timers stopped, the
