@@ -70,7 +70,7 @@ func TestRunStagesAndTimeUnit(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	out := filepath.Join(t.TempDir(), "summary.json")
 	var stdout bytes.Buffer
-	code := executeTo(t, &stdout, []string{"run", "--no-color", "--summary-time-unit", "s", "--summary-export", out,
+	code := executeTo(t, &stdout, io.Discard, []string{"run", "--no-color", "--summary-time-unit", "s", "--summary-export", out,
 		"-s", "300ms:3,200ms:0", jsScript("overrides.js")})
 	require.Equal(t, 0, code, stdout.String())
 	assert.Contains(t, stdout.String(), "Up to 3 looping VUs for 500ms over 2 stages")
@@ -84,20 +84,41 @@ func TestRunStagesAndTimeUnit(t *testing.T) {
 	assert.Equal(t, 3.0, exp.Metrics["vus_max"]["value"], "the stages' peak")
 }
 
-// executeTo is execute with the process's stdout sent to w (no test in this package
-// runs in parallel, so swapping os.Stdout is safe).
-func executeTo(t *testing.T, w io.Writer, args []string) int {
+// executeTo is execute with the process's stdout and stderr sent to stdout and stderr
+// (no test in this package runs in parallel, so swapping os.Stdout is safe).
+func executeTo(t *testing.T, stdout, stderr io.Writer, args []string) int {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "stdout")
-	require.NoError(t, err)
-	defer f.Close()
-	old := os.Stdout
-	os.Stdout = f
+	capture := func(w io.Writer, f **os.File) func() {
+		tmp, err := os.CreateTemp(t.TempDir(), "out")
+		require.NoError(t, err)
+		old := *f
+		*f = tmp
+		return func() {
+			*f = old
+			defer tmp.Close()
+			_, err := tmp.Seek(0, io.SeekStart)
+			require.NoError(t, err)
+			_, err = io.Copy(w, tmp)
+			require.NoError(t, err)
+		}
+	}
+	restoreOut := capture(stdout, &os.Stdout)
+	restoreErr := capture(stderr, &os.Stderr)
 	code := execute(args)
-	os.Stdout = old
-	_, err = f.Seek(0, io.SeekStart)
-	require.NoError(t, err)
-	_, err = io.Copy(w, f)
-	require.NoError(t, err)
+	restoreErr()
+	restoreOut()
 	return code
+}
+
+// TestRunNoProgressWithoutTTY: the live progress line is drawn only on a terminal, as
+// k6's; the banner and the summary still are printed.
+func TestRunNoProgressWithoutTTY(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var stdout, stderr bytes.Buffer
+	code := executeTo(t, &stdout, &stderr, []string{"run", "-d", "1200ms", jsScript("overrides.js")})
+	require.Equal(t, 0, code, stderr.String())
+	assert.NotContains(t, stderr.String(), "running (")
+	assert.NotContains(t, stderr.String(), "finished (")
+	assert.Contains(t, stdout.String(), "1 looping VUs for 1.2s")
+	assert.Contains(t, stdout.String(), "iterations")
 }
