@@ -5,7 +5,8 @@ package llm
 //	BenchmarkDecode            in-memory decoding per chunk: ours vs floor, plain Go, openai-go
 //	BenchmarkClientCPU         socket → result CPU per chunk (getrusage), same four clients
 //	BenchmarkStretch           256 streams with 2 ms server gaps: measured mean gap / 2 ms
-//	BenchmarkAccuracy          |client stamp − mock ground truth| for TTFT and gaps, 1 and 1,000 streams
+//	BenchmarkAccuracy          |client stamp − mock ground truth| for TTFT and gaps, 1 and 1,000
+//	                           streams, a hard and a realistic setting, three ways of stamping
 //	BenchmarkIdleStreamMemory  client memory per open idle stream, 1,000 and 10,000 streams
 //
 // The server of ClientCPU, Stretch and IdleStreamMemory runs in a child process (this
@@ -24,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +34,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -212,6 +215,10 @@ const benchServerEnv = "TOKENSTORM_LLM_BENCH_SERVER"
 // absolute schedule), X-Bench-Stall (send one chunk, then hold the stream open).
 // GET /stalled returns how many held streams got their first chunk flushed.
 func runBenchServer() {
+	if spec, ok := strings.CutPrefix(os.Getenv(benchServerEnv), "mock "); ok {
+		runMockChild(spec)
+		return
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Println("ERR", err)
@@ -277,9 +284,24 @@ func raiseFDLimit(b *testing.B) {
 
 // startBenchServer starts the child server and returns its base URL.
 func startBenchServer(b *testing.B) string {
+	line := startChild(b, "1", 1)[0]
+	addr, ok := strings.CutPrefix(line, "ADDR ")
+	if !ok {
+		b.Fatalf("bench server: %q", line)
+	}
+	return "http://" + addr
+}
+
+// startChild re-executes this test binary with benchServerEnv=mode and returns the
+// first n lines it prints. The child exits when the benchmark's cleanup closes its
+// stdin.
+func startChild(b *testing.B, mode string, n int) []string {
 	raiseFDLimit(b) // inherited by the child
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchServerEnv+"=1", "GOMAXPROCS=1")
+	cmd.Env = append(os.Environ(), benchServerEnv+"="+mode)
+	if mode == "1" {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -292,12 +314,16 @@ func startBenchServer(b *testing.B) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
-	if err != nil || !ok {
-		b.Fatalf("bench server: %q %v", line, err)
+	br := bufio.NewReader(out)
+	lines := make([]string, 0, n)
+	for range n {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			b.Fatalf("child %q: %q %v", mode, line, err)
+		}
+		lines = append(lines, strings.TrimSpace(line))
 	}
-	return "http://" + addr
+	return lines
 }
 
 func cpuTime() time.Duration {
@@ -329,10 +355,14 @@ func benchClients(b *testing.B, base string) []benchClient {
 		b.Fatal(err)
 	}
 	b.Cleanup(ours.Close)
-	oa := openai.NewClient(option.WithBaseURL(base+"/v1"), option.WithAPIKey("x"), option.WithMaxRetries(0), option.WithHTTPClient(hc))
-	return []benchClient{
-		{"tokenstorm", func(ctx context.Context, hdr http.Header, stamps []time.Time) (int, []time.Time, error) {
-			res := ours.Do(ctx, &Request{Prompt: "hi", Headers: hdr})
+	readTime, err := NewClient(Config{BaseURL: base + "/v1", Model: "m", NoKernelTimestamps: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(readTime.Close)
+	oursDo := func(c *Client) func(ctx context.Context, hdr http.Header, stamps []time.Time) (int, []time.Time, error) {
+		return func(ctx context.Context, hdr http.Header, stamps []time.Time) (int, []time.Time, error) {
+			res := c.Do(ctx, &Request{Prompt: "hi", Headers: hdr})
 			if stamps != nil && res.ContentChunks > 0 {
 				at := res.Start.Add(res.TTFT)
 				stamps = append(stamps, at)
@@ -342,7 +372,12 @@ func benchClients(b *testing.B, base string) []benchClient {
 				}
 			}
 			return res.ContentChunks, stamps, res.Err
-		}},
+		}
+	}
+	oa := openai.NewClient(option.WithBaseURL(base+"/v1"), option.WithAPIKey("x"), option.WithMaxRetries(0), option.WithHTTPClient(hc))
+	return []benchClient{
+		{"tokenstorm", oursDo(ours)},
+		{"tokenstorm-readtime", oursDo(readTime)},
 		{"floor", func(ctx context.Context, hdr http.Header, stamps []time.Time) (int, []time.Time, error) {
 			resp, err := post(ctx, hdr)
 			if err != nil {
@@ -460,73 +495,312 @@ func pct(v []float64, p float64) float64 {
 	return v[i] + (pos-float64(i))*(v[i+1]-v[i])
 }
 
-// BenchmarkAccuracy compares our stamps with the mock's ground truth (the emission time
-// of each chunk, taken in the same process with the same monotonic clock) at 1 and
-// 1,000 concurrent streams. Streams run on long-lived goroutines, as virtual users do,
-// each doing one unmeasured warm-up request (connection, stack growth) first. The mock
-// decodes all streams in lock-step, as a batching server does, so each gap delivers a
-// burst of 1,000 chunks that client and mock (same process, 2 cores) must absorb;
-// jitter=0.5 desynchronises the streams (each delay drawn in ±50%).
+// BenchmarkAccuracy compares client stamps with the mock's ground truth (the time
+// right after each chunk's Write and Flush returned) at 1 and 1,000 concurrent streams,
+// on long-lived stream goroutines (as virtual users), each with one unmeasured warm-up
+// request. Error = |client stamp − truth| for the first chunk (TTFT) and
+// |client gap − truth gap| per gap. Clients: tokenstorm (kernel receive stamps, the
+// default), tokenstorm-readtime (Config.NoKernelTimestamps: stamped when the read
+// returns) and floor (bufio line reader stamping each data line when ReadSlice
+// returns: what any user-space client can do). Settings:
+//
+//   - hard: the mock in this process, TTFT = ITL = 50 ms, no jitter, all streams
+//     started at once: every 50 ms the mock writes 1,000 chunks in the same instant
+//     and client and mock must absorb that burst on the same 2 cores, with default GC.
+//   - realistic: the mock in a child process (its GC and scheduler apart), delays
+//     drawn in 50–100 ms (ITL 75 ms ± 33%), starts ramped over 500 ms, the client's
+//     GC at GOGC=400 (debug.SetGCPercent), as a load-test runner sets it.
 func BenchmarkAccuracy(b *testing.B) {
-	const perVU = 2
 	for _, tc := range []struct {
+		setting string
 		streams int
-		jitter  float64
-	}{{1, 0}, {1000, 0}, {1000, 0.5}} {
-		streams := tc.streams
-		b.Run(fmt.Sprintf("streams=%d/jitter=%.1f", streams, tc.jitter), func(b *testing.B) {
-			raiseFDLimit(b)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			srv, err := mockllm.Start(ctx, "", mockllm.Config{TTFT: 50 * time.Millisecond, ITL: 50 * time.Millisecond, Jitter: tc.jitter,
-				RecordTruth: true, TruthLimit: streams * (perVU + 1) * 2})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Close()
-			c, err := NewClient(Config{BaseURL: srv.URL() + "/v1", Timeout: time.Minute})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			var ttftErr, gapErr []float64
-			failed := 0
-			for b.Loop() {
-				results := make([][]*Result, streams)
-				var wg sync.WaitGroup
-				for i := range streams {
-					wg.Go(func() {
-						c.Do(ctx, &Request{Prompt: "hi", MaxTokens: 4}) // warm-up
-						for range perVU {
-							results[i] = append(results[i], c.Do(ctx, &Request{Prompt: "hi", MaxTokens: 12}))
-						}
-					})
-				}
-				wg.Wait()
-				for _, rs := range results {
-					for _, r := range rs {
-						tr, ok := srv.Truth(r.ID)
-						if !r.OK() || !ok || len(tr.Chunks) != r.ContentChunks {
-							failed++
-							continue
-						}
-						at := r.Start.Add(r.TTFT)
-						ttftErr = append(ttftErr, absUS(at.Sub(tr.Chunks[0])))
-						for i, g := range r.ITL {
-							gapErr = append(gapErr, absUS(g-tr.Chunks[i+1].Sub(tr.Chunks[i])))
-						}
-					}
-				}
-			}
-			if failed > 0 {
-				b.Errorf("%d requests failed or could not be matched", failed)
-			}
-			b.ReportMetric(pct(ttftErr, 0.5), "ttft-err-p50-us")
-			b.ReportMetric(pct(ttftErr, 0.99), "ttft-err-p99-us")
-			b.ReportMetric(pct(gapErr, 0.5), "gap-err-p50-us")
-			b.ReportMetric(pct(gapErr, 0.99), "gap-err-p99-us")
+		client  string
+	}{
+		{"hard", 1, "tokenstorm"},
+		{"hard", 1000, "tokenstorm"},
+		{"hard", 1000, "tokenstorm-readtime"},
+		{"hard", 1000, "floor"},
+		{"realistic", 1, "tokenstorm"},
+		{"realistic", 1000, "tokenstorm"},
+		{"realistic", 1000, "tokenstorm-readtime"},
+		{"realistic", 1000, "floor"},
+	} {
+		b.Run(fmt.Sprintf("%s/streams=%d/%s", tc.setting, tc.streams, tc.client), func(b *testing.B) {
+			benchAccuracy(b, tc.setting, tc.streams, tc.client)
 		})
 	}
+}
+
+// accTruth gives the ground-truth chunk times of a request id, in monoNS.
+type accTruth func(id string) ([]int64, bool)
+
+func benchAccuracy(b *testing.B, setting string, streams int, client string) {
+	const tokens = 12
+	perVU := 2
+	if streams == 1 {
+		perVU = 10 // enough samples for a p99 that is not just the maximum of two
+	}
+	raiseFDLimit(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		base    string
+		truth   func() accTruth
+		stagger time.Duration
+	)
+	if setting == "hard" {
+		srv, err := mockllm.Start(ctx, "", mockllm.Config{TTFT: 50 * time.Millisecond, ITL: 50 * time.Millisecond,
+			RecordTruth: true, TruthLimit: streams * (perVU + 1) * 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer srv.Close()
+		base = srv.URL()
+		truth = func() accTruth {
+			return func(id string) ([]int64, bool) {
+				tr, ok := srv.Truth(id)
+				if !ok {
+					return nil, false
+				}
+				out := make([]int64, len(tr.Chunks))
+				for i, t := range tr.Chunks {
+					out[i] = monoNS(t)
+				}
+				return out, true
+			}
+		}
+	} else {
+		var truthURL string
+		base, truthURL = startMockChild(b, "ttft=75ms itl=75ms jitter=0.333")
+		truth = func() accTruth { return fetchTruth(b, truthURL) }
+		stagger = 500 * time.Millisecond
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+
+	// do runs one request and returns its id and content-chunk stamps.
+	var do func(maxTokens int, stamps []time.Time) (string, []time.Time, bool)
+	switch client {
+	case "tokenstorm", "tokenstorm-readtime":
+		c, err := NewClient(Config{BaseURL: base + "/v1", Timeout: time.Minute, NoKernelTimestamps: client != "tokenstorm"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		do = func(maxTokens int, stamps []time.Time) (string, []time.Time, bool) {
+			r := c.Do(ctx, &Request{Prompt: "hi", MaxTokens: maxTokens})
+			if !r.OK() || r.ContentChunks == 0 {
+				return "", stamps, false
+			}
+			at := r.Start.Add(r.TTFT)
+			stamps = append(stamps, at)
+			for _, g := range r.ITL {
+				at = at.Add(g)
+				stamps = append(stamps, at)
+			}
+			return r.ID, stamps, true
+		}
+	case "floor":
+		tr := &http.Transport{MaxIdleConnsPerHost: 1 << 16, DisableCompression: true}
+		defer tr.CloseIdleConnections()
+		hc := &http.Client{Transport: tr, Timeout: time.Minute}
+		do = func(maxTokens int, stamps []time.Time) (string, []time.Time, bool) {
+			req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/chat/completions", strings.NewReader(
+				`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":`+strconv.Itoa(maxTokens)+`}`))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := hc.Do(req)
+			if err != nil {
+				return "", stamps, false
+			}
+			defer resp.Body.Close()
+			stamps = floorContentStamps(resp.Body, stamps)
+			return resp.Header.Get(mockllm.HeaderRequestID), stamps, resp.StatusCode == 200
+		}
+	}
+
+	var ttftErr, gapErr []float64
+	failed := 0
+	for b.Loop() {
+		type rec struct {
+			id     string
+			stamps []time.Time
+		}
+		results := make([][]rec, streams)
+		begin := time.Now()
+		var wg sync.WaitGroup
+		for i := range streams {
+			wg.Go(func() {
+				if stagger > 0 {
+					// Load shaping, not synchronisation: VU i starts at its place on
+					// the ramp, as an arrival schedule would start it.
+					time.Sleep(time.Until(begin.Add(stagger * time.Duration(i) / time.Duration(streams))))
+				}
+				do(4, nil) // warm-up: connection, stack growth
+				for range perVU {
+					id, st, ok := do(tokens, make([]time.Time, 0, tokens))
+					if !ok {
+						id = ""
+					}
+					results[i] = append(results[i], rec{id, st})
+				}
+			})
+		}
+		wg.Wait()
+		tf := truth()
+		for _, rs := range results {
+			for _, r := range rs {
+				tr, ok := tf(r.id)
+				if r.id == "" || !ok || len(tr) != len(r.stamps) {
+					failed++
+					continue
+				}
+				ttftErr = append(ttftErr, absUS(time.Duration(monoNS(r.stamps[0])-tr[0])))
+				for i := 1; i < len(tr); i++ {
+					g := r.stamps[i].Sub(r.stamps[i-1])
+					gapErr = append(gapErr, absUS(g-time.Duration(tr[i]-tr[i-1])))
+				}
+			}
+		}
+	}
+	if failed > 0 {
+		b.Errorf("%d requests failed or could not be matched", failed)
+	}
+	b.ReportMetric(pct(ttftErr, 0.5), "ttft-err-p50-us")
+	b.ReportMetric(pct(ttftErr, 0.99), "ttft-err-p99-us")
+	b.ReportMetric(pct(gapErr, 0.5), "gap-err-p50-us")
+	b.ReportMetric(pct(gapErr, 0.99), "gap-err-p99-us")
+}
+
+// floorContentStamps reads SSE lines with bufio.Reader.ReadSlice and stamps each line
+// that carries generated text when ReadSlice returns it.
+func floorContentStamps(body io.Reader, stamps []time.Time) []time.Time {
+	br := bufio.NewReaderSize(body, 4096)
+	for {
+		line, err := br.ReadSlice('\n')
+		now := time.Now()
+		if i := bytes.Index(line, []byte(`"content":"`)); i >= 0 && i+11 < len(line) && line[i+11] != '"' {
+			stamps = append(stamps, now)
+		}
+		if err != nil {
+			return stamps
+		}
+	}
+}
+
+// monoNS places t on CLOCK_MONOTONIC, which every process on the machine shares, so
+// the child mock's truth and the parent client's stamps can be compared. Go's
+// monotonic readings are offsets from process start; one paired reading of both
+// clocks (the tightest of a few) converts them.
+func monoNS(t time.Time) int64 {
+	monoOnce.Do(func() {
+		best := time.Duration(1 << 62)
+		for range 20 {
+			var ts syscall.Timespec
+			t0 := time.Now()
+			syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1 /* CLOCK_MONOTONIC */, uintptr(unsafe.Pointer(&ts)), 0)
+			t1 := time.Now()
+			if d := t1.Sub(t0); d < best {
+				best = d
+				monoRefT, monoRefNS = t0.Add(d/2), ts.Nano()
+			}
+		}
+	})
+	return monoRefNS + int64(t.Sub(monoRefT))
+}
+
+var (
+	monoOnce  sync.Once
+	monoRefT  time.Time
+	monoRefNS int64
+)
+
+// runMockChild serves mockllm in this re-executed test binary; spec is
+// "ttft=D itl=D jitter=F". It prints the mock's address and that of a second server
+// whose GET /truth lists every finished request as "id t0 t1 …" (chunk times in
+// monoNS), then serves until stdin closes.
+func runMockChild(spec string) {
+	cfg := mockllm.Config{}
+	for _, f := range strings.Fields(spec) {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "ttft":
+			cfg.TTFT, _ = time.ParseDuration(v)
+		case "itl":
+			cfg.ITL, _ = time.ParseDuration(v)
+		case "jitter":
+			cfg.Jitter, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	var mu sync.Mutex
+	var lines []byte
+	cfg.OnDone = func(tr mockllm.Truth) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, tr.ID...)
+		for _, t := range tr.Chunks {
+			lines = append(lines, ' ')
+			lines = strconv.AppendInt(lines, monoNS(t), 10)
+		}
+		lines = append(lines, '\n')
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := mockllm.Start(ctx, "", cfg)
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	ts := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Write(lines)
+	})}
+	go ts.Serve(ln)
+	fmt.Println("ADDR", strings.TrimPrefix(srv.URL(), "http://"))
+	fmt.Println("TRUTH", ln.Addr().String())
+	io.Copy(io.Discard, os.Stdin)
+	ts.Close()
+	cancel()
+	srv.Close()
+	os.Exit(0)
+}
+
+// startMockChild starts runMockChild and returns the mock's base URL and the truth URL.
+func startMockChild(b *testing.B, spec string) (string, string) {
+	lines := startChild(b, "mock "+spec, 2)
+	addr, ok1 := strings.CutPrefix(lines[0], "ADDR ")
+	tr, ok2 := strings.CutPrefix(lines[1], "TRUTH ")
+	if !ok1 || !ok2 {
+		b.Fatalf("mock child: %q", lines)
+	}
+	return "http://" + addr, "http://" + tr + "/truth"
+}
+
+func fetchTruth(b *testing.B, url string) accTruth {
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	m := map[string][]int64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		ts := make([]int64, 0, len(f)-1)
+		for _, x := range f[1:] {
+			n, _ := strconv.ParseInt(x, 10, 64)
+			ts = append(ts, n)
+		}
+		m[f[0]] = ts
+	}
+	return func(id string) ([]int64, bool) { t, ok := m[id]; return t, ok }
 }
 
 func absUS(d time.Duration) float64 {

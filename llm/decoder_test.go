@@ -347,3 +347,30 @@ func FuzzParseOllama(f *testing.F) {
 			"done": finish != "", "done_reason": finish, "eval_count": 3}
 	}, parseOllama, true)
 }
+
+// FuzzClosingQuote checks the eight-bytes-at-a-time string scan against a byte-by-byte
+// reference at every start offset.
+func FuzzClosingQuote(f *testing.F) {
+	for _, s := range []string{``, `"`, `abc"`, `a\"b"`, `\\"`, `\\\"x"`, `0123456789abcdef"`, `01234567\"9abcdef"tail`,
+		`déjà vu \u00e9 \n"`, `aaaaaaa\`, `aaaaaaaa\"aaaaaaaaaaaaaaaa"`} {
+		f.Add([]byte(s))
+	}
+	ref := func(b []byte, i int) int {
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				return i
+			case '\\':
+				i++
+			}
+		}
+		return -1
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for i := 0; i <= len(b); i++ {
+			if got, want := closingQuote(b, i), ref(b, i); got != want {
+				t.Fatalf("closingQuote(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
+	})
+}

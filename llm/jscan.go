@@ -1,7 +1,8 @@
 package llm
 
 import (
-	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -155,10 +156,7 @@ func (s *jscan) str(dst []byte) ([]byte, bool) {
 	}
 	s.i++
 	for {
-		j := s.i
-		for j < len(s.b) && s.b[j] != '"' && s.b[j] != '\\' {
-			j++
-		}
+		j := special(s.b, s.i)
 		dst = append(dst, s.b[s.i:j]...)
 		if j >= len(s.b) {
 			s.i = j
@@ -247,7 +245,11 @@ func (s *jscan) num() int {
 		return 0
 	}
 	s.ws()
-	if s.null() {
+	if s.i < len(s.b) && s.b[s.i] == 'n' {
+		if s.lit("null") {
+			return 0
+		}
+		s.fail()
 		return 0
 	}
 	neg := false
@@ -376,34 +378,45 @@ func (s *jscan) skipString() {
 }
 
 // closingQuote returns the index of the quote that ends the string whose contents
-// start at i, or -1. bytes.IndexByte is vectorised; a quote preceded by an odd number
-// of backslashes is escaped and skipped.
+// start at i, or -1; a backslash skips the byte it escapes.
 func closingQuote(b []byte, i int) int {
-	// Keys and most values are short: a plain loop beats the call for those.
-	for end := min(i+16, len(b)); i < end; i++ {
-		switch b[i] {
-		case '"':
-			return i
-		case '\\':
-			i++
-		}
-	}
-	for i <= len(b) {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
+	for {
+		i = special(b, i)
+		if i >= len(b) {
 			return -1
 		}
-		j := i + q
-		n := 0
-		for k := j - 1; k >= i && b[k] == '\\'; k-- {
-			n++
+		if b[i] == '"' {
+			return i
 		}
-		if n%2 == 0 {
-			return j
-		}
-		i = j + 1
+		i += 2
 	}
-	return -1
+}
+
+const (
+	swarLo = 0x0101010101010101
+	swarHi = 0x8080808080808080
+)
+
+// special returns the index of the first quote or backslash at or after i, or len(b).
+// It tests eight bytes at a time (SWAR: a byte equal to c turns into a zero byte of
+// x^c, which (v-lo)&^v&hi flags; the lowest flag is exact), since most of a chunk's
+// bytes are inside strings that hold neither.
+func special(b []byte, i int) int {
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (swarLo * '"')
+		e := x ^ (swarLo * '\\')
+		if m := ((q-swarLo)&^q | (e-swarLo)&^e) & swarHi; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
 }
 
 // peekString reports whether the next value is a string.
