@@ -15,8 +15,9 @@ type Event struct {
 	Name []byte
 	// Data is the payload: the SSE data lines joined with "\n", or the NDJSON line.
 	Data []byte
-	// At is when the read that delivered the last byte of the payload's line returned:
-	// the chunk's arrival time, taken before any JSON decoding.
+	// At is when the read that delivered the last byte of the payload's line returned
+	// (or, for a Client's response on Linux, the kernel's receive time of that read's
+	// newest bytes): the chunk's arrival time, taken before any JSON decoding.
 	At time.Time
 }
 

@@ -28,11 +28,17 @@
 // # Timing
 //
 // Do takes time.Now() once, just before the request is written; every other point is
-// a monotonic offset from it. The Decoder stamps each chunk with the time the read that
-// delivered its last line returned, before any JSON is decoded. Chunks that arrive in
-// the same read share a stamp (the client cannot know better). ITL has one gap per
-// pair of consecutive content chunks; TPOT divides by tokens, not chunks, so servers
-// that pack several tokens into one chunk are measured correctly.
+// a monotonic offset from it. Each chunk is stamped with the arrival time of the bytes
+// that completed it, before any JSON is decoded: on Linux, with the Client's own
+// transport, the kernel's receive timestamp of the newest bytes of the read that
+// delivered it (SO_TIMESTAMPNS, placed on the monotonic axis), elsewhere or with
+// Config.NoKernelTimestamps the time that read returned. The kernel stamp leaves out
+// the wait of the reading goroutine for a CPU, which under load is most of a
+// user-space stamp's error (docs/benchmarks.md, BenchmarkAccuracy). Chunks that arrive
+// in the same read share a stamp (the client cannot know better). TTFB is stamped the
+// same way. ITL has one gap per pair of consecutive content chunks; TPOT divides by
+// tokens, not chunks, so servers that pack several tokens into one chunk are measured
+// correctly.
 //
 // # Decoding
 //
