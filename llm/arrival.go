@@ -12,6 +12,10 @@ import (
 // network poller seeing data and Read returning; a user-space stamp adds that wait to
 // every chunk, the kernel stamp does not.
 //
+// Linux turns receive stamping on system-wide, asynchronously, when the first socket
+// asks for it; segments received before that are stamped at recvmsg time, which is
+// the read-time stamp this replaces, so nothing is lost.
+//
 // last is written by whichever goroutine reads the connection (the caller's for an
 // HTTP/1.1 body, the transport's read loop for HTTP/2) and read by the Decoder.
 type arrivalConn struct {

@@ -40,10 +40,34 @@ func loopbackPair(t *testing.T) (*arrivalConn, net.Conn) {
 	return ac, srv
 }
 
+// kernelStampsOn returns once the kernel stamps segments when they arrive, holding a
+// stamped connection open for the rest of the test. Linux switches receive stamping on
+// system-wide, asynchronously, when the first socket asks for it (and off some time
+// after the last one closes); until then recvmsg reports the time of the recvmsg
+// itself, which is what a read-time stamp would say.
+func kernelStampsOn(t *testing.T) {
+	t.Helper()
+	ac, srv := loopbackPair(t)
+	buf := make([]byte, 1)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		_, err := srv.Write(buf)
+		require.NoError(t, err)
+		readStart := time.Now()
+		_, err = ac.Read(buf)
+		require.NoError(t, err)
+		if ac.stamp(time.Now()).Before(readStart) {
+			return
+		}
+	}
+	t.Fatal("the kernel never stamped a segment on arrival")
+}
+
 // The stamp of a read is the kernel's receive time of its newest bytes: inside the
 // window of the write that sent them, before the read was even started. A user-space
 // stamp would be later than the read's start.
 func TestArrivalStampIsKernelReceiveTime(t *testing.T) {
+	kernelStampsOn(t)
 	for _, tc := range []struct {
 		name   string
 		writes []int // bytes per write; all of them are read by one Read
@@ -128,6 +152,7 @@ func TestArrivalReadAllocatesNothing(t *testing.T) {
 // one of the same read (chunks of one read share a stamp: a zero gap). A read-time stamp lands after
 // that window whenever the reading goroutine runs after the writer's clock reading.
 func TestClientStampsChunksWithKernelTime(t *testing.T) {
+	kernelStampsOn(t)
 	const chunks = 20
 	var mu sync.Mutex
 	var written []time.Time
