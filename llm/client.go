@@ -99,7 +99,7 @@ func putState(st *reqState) {
 	if cap(st.dec.buf) > 64<<10 {
 		st.dec.buf = nil
 	}
-	if cap(st.a.text) > 1<<20 || cap(st.a.reasoning) > 1<<20 || cap(st.dec.data) > 1<<20 {
+	if cap(st.a.text) > 1<<20 || cap(st.a.reasoning) > 1<<20 || cap(st.dec.data) > 1<<20 || cap(st.a.memo) > 64<<10 {
 		*st = reqState{}
 	}
 	statePool.Put(st)

@@ -374,3 +374,103 @@ func FuzzClosingQuote(f *testing.F) {
 		}
 	})
 }
+
+// openAIMemoSeeds are chunk pairs whose second chunk shares (or nearly shares) the
+// first one's prefix up to the content value.
+func openAIMemoSeeds() [][2]string {
+	c := func(delta string) string {
+		return `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":null}]}`
+	}
+	return [][2]string{
+		{c(`{"content":"a"}`), c(`{"content":"b"}`)},
+		{c(`{"content":"a"}`), c(`{"content":"\u00e9\n"}`)},
+		{c(`{"role":"assistant","content":""}`), c(`{"content":"x"}`)},
+		{c(`{"content":"a"}`), c(`{"content":"b","reasoning_content":"r"}`)},
+		{c(`{"content":"a"}`), c(`{"content":"b"}`) + ` x`},
+		{c(`{"content":"a"}`), c(`{"content":"b"`)},
+		{c(`{"content":"a"}`), `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`},
+		{c(`{"content":"a"}`), `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"b"}}],"object":"error","message":"boom"}`},
+		{`{"id":"x","object":"error","choices":[{"delta":{"content":"a"}}]}`, `{"id":"x","object":"error","choices":[{"delta":{"content":"b"}}]}`},
+		{`{"choices":[{"finish_reason":"stop","delta":{"content":"a"}}]}`, `{"choices":[{"finish_reason":"stop","delta":{"content":"b"}}]}`},
+		{`{"choices":[{"text":"t","delta":{"content":"a"}}]}`, `{"choices":[{"text":"t","delta":{"content":"b"}}]}`},
+	}
+}
+
+// memoCheck parses each payload twice, with the memo of the previous chunks and with
+// none, and fails if anything the parser reports differs.
+func memoCheck(t *testing.T, payloads [][]byte) {
+	t.Helper()
+	var s1, s2 jscan
+	var withMemo, fresh acc
+	withMemo.reset()
+	fresh.reset()
+	for i, p := range payloads {
+		fresh.memo = fresh.memo[:0]
+		ok1 := parseOpenAI(&s1, &withMemo, p)
+		ok2 := parseOpenAI(&s2, &fresh, p)
+		if ok1 != ok2 || string(withMemo.text) != string(fresh.text) || string(withMemo.reasoning) != string(fresh.reasoning) ||
+			withMemo.finish != fresh.finish || string(withMemo.id) != string(fresh.id) || withMemo.hasErr != fresh.hasErr ||
+			string(withMemo.errMsg) != string(fresh.errMsg) || withMemo.prompt != fresh.prompt || withMemo.completion != fresh.completion ||
+			withMemo.hasPrompt != fresh.hasPrompt || withMemo.hasCompletion != fresh.hasCompletion {
+			t.Fatalf("chunk %d %q: memo and full scan differ: ok %v/%v text %q/%q finish %q/%q err %v %q/%v %q",
+				i, p, ok1, ok2, withMemo.text, fresh.text, withMemo.finish, fresh.finish, withMemo.hasErr, withMemo.errMsg, fresh.hasErr, fresh.errMsg)
+		}
+		if !ok1 {
+			// readStream ends the stream at a decode error; start over as a new one.
+			withMemo.reset()
+			fresh.reset()
+		}
+	}
+}
+
+func TestOpenAIMemoMatchesFullScan(t *testing.T) {
+	for i, pair := range openAIMemoSeeds() {
+		t.Run(fmt.Sprint("pair ", i), func(t *testing.T) {
+			memoCheck(t, [][]byte{[]byte(pair[0]), []byte(pair[1]), []byte(pair[1]), []byte(pair[0])})
+		})
+	}
+	for _, name := range []string{"sim-chat-stream.txt", "llama-chat-stream.txt"} {
+		t.Run(name, func(t *testing.T) {
+			_, body := fixture(t, name)
+			var payloads [][]byte
+			d := NewSSEDecoder(bytes.NewReader(body))
+			for d.Next() {
+				if ev := d.Current(); !bytes.Equal(ev.Data, doneMarker) {
+					payloads = append(payloads, bytes.Clone(ev.Data))
+				}
+			}
+			require.NoError(t, d.Err())
+			require.NotEmpty(t, payloads)
+			memoCheck(t, payloads)
+		})
+	}
+	t.Run("bench stream", func(t *testing.T) {
+		var payloads [][]byte
+		d := NewSSEDecoder(bytes.NewReader(benchStream(50)))
+		for d.Next() {
+			if ev := d.Current(); !bytes.Equal(ev.Data, doneMarker) {
+				payloads = append(payloads, bytes.Clone(ev.Data))
+			}
+		}
+		memoCheck(t, payloads)
+		var s jscan
+		var a acc
+		a.reset()
+		for _, p := range payloads[:3] {
+			require.True(t, parseOpenAI(&s, &a, p))
+		}
+		assert.True(t, bytes.HasPrefix(payloads[3], a.memo) && len(a.memo) > 100,
+			"the repeated prefix of a vLLM stream is remembered: %q", a.memo)
+	})
+}
+
+// FuzzOpenAIMemo: whatever two chunks follow each other, resuming after the first
+// one's remembered prefix gives what a full scan of the second gives.
+func FuzzOpenAIMemo(f *testing.F) {
+	for _, pair := range openAIMemoSeeds() {
+		f.Add([]byte(pair[0]), []byte(pair[1]))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		memoCheck(t, [][]byte{a, b, b})
+	})
+}

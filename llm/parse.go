@@ -17,10 +17,17 @@ type acc struct {
 	done   bool   // the dialect's terminator was seen
 	errMsg []byte // in-stream error message
 	hasErr bool
+
+	// memo is the previous OpenAI chunk's bytes up to its delta's content value, kept
+	// when scanning them had no effect (see parseOpenAI); clean and memoAt track that
+	// during a scan.
+	memo   []byte
+	clean  bool
+	memoAt int
 }
 
 func (a *acc) reset() {
-	a.text, a.reasoning, a.scratch, a.id, a.errMsg = a.text[:0], a.reasoning[:0], a.scratch[:0], a.id[:0], a.errMsg[:0]
+	a.text, a.reasoning, a.scratch, a.id, a.errMsg, a.memo = a.text[:0], a.reasoning[:0], a.scratch[:0], a.id[:0], a.errMsg[:0], a.memo[:0]
 	a.finish = ""
 	a.prompt, a.completion, a.reasoningTok = 0, 0, 0
 	a.hasPrompt, a.hasCompletion, a.done, a.hasErr = false, false, false, false
@@ -103,16 +110,55 @@ func (a *acc) errorValue(s *jscan) {
 
 // parseOpenAI decodes an OpenAI chat or completions chunk, or a whole non-streaming
 // response (choices[].message instead of choices[].delta).
+//
+// The chunks of one stream repeat the same bytes up to the delta's content (id,
+// object, created, model, index, role…), so the bytes up to that value are remembered
+// (acc.memo) when scanning them changed nothing; a chunk that starts with the same
+// bytes resumes the scan at its content value. Identical bytes scan to the identical
+// state, so the result is the same as a full scan (TestOpenAIMemoMatchesFullScan).
 func parseOpenAI(s *jscan, a *acc, payload []byte) bool {
+	if m := a.memo; len(m) > 0 && len(payload) > len(m) && string(payload[:len(m)]) == string(m) {
+		s.reset(payload)
+		s.i = len(m)
+		a.clean = false
+		a.text, _ = s.str(a.text)
+		a.openAIDelta(s, false, false)
+		a.openAIChoiceMembers(s, false)
+		for f := false; s.more(']', &f); {
+			a.openAIChoice(s)
+		}
+		var top openAITop
+		return a.openAITopMembers(s, payload, false, &top)
+	}
 	s.reset(payload)
+	a.clean, a.memoAt = true, -1
 	if !s.open('{') {
 		return false
 	}
-	objectIsError := false
-	var topMsg []byte
-	for first := true; s.more('}', &first); {
+	var top openAITop
+	ok := a.openAITopMembers(s, payload, true, &top)
+	a.memo = a.memo[:0]
+	if ok && a.memoAt > 0 {
+		a.memo = append(a.memo, payload[:a.memoAt]...)
+	}
+	return ok
+}
+
+// openAITop is what the top-level members say about an in-stream error.
+type openAITop struct {
+	objectIsError bool
+	topMsg        []byte
+}
+
+// openAITopMembers scans the members of the top-level object (first: none read yet),
+// then checks that nothing follows it.
+func (a *acc) openAITopMembers(s *jscan, payload []byte, first bool, top *openAITop) bool {
+	for s.more('}', &first) {
 		switch string(s.key()) {
 		case "id":
+			if len(a.id) == 0 {
+				a.clean = false
+			}
 			a.setID(s)
 		case "choices":
 			if !s.open('[') {
@@ -122,17 +168,23 @@ func parseOpenAI(s *jscan, a *acc, payload []byte) bool {
 				a.openAIChoice(s)
 			}
 		case "usage":
+			a.clean = false
 			a.openAIUsage(s)
 		case "error":
+			a.clean = false
 			a.errorValue(s)
 		case "object":
 			a.scratch, _ = s.str(a.scratch[:0])
-			objectIsError = string(a.scratch) == "error"
+			top.objectIsError = string(a.scratch) == "error"
+			if top.objectIsError {
+				a.clean = false
+			}
 		case "message":
 			if s.peek() == '"' {
+				a.clean = false
 				start := s.i
 				s.skip()
-				topMsg = payload[start:s.i]
+				top.topMsg = payload[start:s.i]
 				continue
 			}
 			s.skip()
@@ -143,12 +195,12 @@ func parseOpenAI(s *jscan, a *acc, payload []byte) bool {
 	if !s.end() {
 		return false
 	}
-	if objectIsError && !a.hasErr {
+	if top.objectIsError && !a.hasErr {
 		// vLLM's older in-stream ErrorResponse: {"object":"error","message":…}.
 		a.hasErr = true
-		if topMsg != nil {
+		if top.topMsg != nil {
 			var t jscan
-			t.reset(topMsg)
+			t.reset(top.topMsg)
 			a.errMsg, _ = t.str(a.errMsg[:0])
 		}
 		if len(a.errMsg) == 0 {
@@ -162,34 +214,51 @@ func (a *acc) openAIChoice(s *jscan) {
 	if !s.open('{') {
 		return
 	}
-	for first := true; s.more('}', &first); {
+	a.openAIChoiceMembers(s, true)
+}
+
+func (a *acc) openAIChoiceMembers(s *jscan, first bool) {
+	for s.more('}', &first) {
 		switch string(s.key()) {
 		case "delta", "message":
 			if !s.open('{') {
 				continue
 			}
-			gotReasoning := false
-			for f2 := true; s.more('}', &f2); {
-				switch string(s.key()) {
-				case "content":
-					a.text, _ = s.str(a.text)
-				case "reasoning_content", "reasoning":
-					// Some servers send both names for the same text; keep one.
-					if gotReasoning {
-						s.skip()
-						continue
-					}
-					var ok bool
-					a.reasoning, ok = s.str(a.reasoning)
-					gotReasoning = ok
-				default:
-					s.skip()
-				}
-			}
+			a.openAIDelta(s, true, false)
 		case "text":
+			a.clean = false
 			a.text, _ = s.str(a.text)
 		case "finish_reason":
+			if s.peek() != 'n' {
+				a.clean = false
+			}
 			a.setFinish(s)
+		default:
+			s.skip()
+		}
+	}
+}
+
+// openAIDelta scans the members of a delta (or message) object.
+func (a *acc) openAIDelta(s *jscan, first, gotReasoning bool) {
+	for s.more('}', &first) {
+		switch string(s.key()) {
+		case "content":
+			if a.clean && a.memoAt < 0 {
+				a.memoAt = s.i
+			}
+			a.clean = false
+			a.text, _ = s.str(a.text)
+		case "reasoning_content", "reasoning":
+			a.clean = false
+			// Some servers send both names for the same text; keep one.
+			if gotReasoning {
+				s.skip()
+				continue
+			}
+			var ok bool
+			a.reasoning, ok = s.str(a.reasoning)
+			gotReasoning = ok
 		default:
 			s.skip()
 		}
