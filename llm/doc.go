@@ -44,7 +44,10 @@
 //
 // The SSE/NDJSON Decoder and the JSON scanner are written here rather than taken from
 // a library so that decoding allocates nothing per chunk and its result does not depend
-// on how the bytes were split into reads (tested at every split point and fuzzed). A
+// on how the bytes were split into reads (tested at every split point and fuzzed).
+// OpenAI-style chunks of one stream repeat their bytes up to the content value; the
+// parser remembers that prefix and resumes the next chunk's scan after it when the
+// bytes are identical (fuzzed against full scans). A
 // line longer than Config.MaxLineBytes or a response larger than
 // Config.MaxResponseBytes ends the request with a *StreamError.
 //
