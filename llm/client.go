@@ -231,7 +231,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (res *Result) {
 		res.Err = &StatusError{
 			StatusCode: resp.StatusCode,
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
-			Body:       redact(string(b), c.cfg.APIKey),
+			Body:       redact(string(b), c.secrets(req)),
 		}
 		res.ErrorType = statusErrorType(resp.StatusCode)
 		return res
@@ -268,10 +268,10 @@ func (c *Client) Do(ctx context.Context, req *Request) (res *Result) {
 		var de *DecodeError
 		switch {
 		case errors.As(readErr, &de):
-			res.Err, res.ErrorType = redactErr(de, c.cfg.APIKey), ErrDecode
+			res.Err, res.ErrorType = redactErr(de, c.secrets(req)), ErrDecode
 		case errors.As(readErr, &se):
 			if se.Server {
-				se.Message = redact(se.Message, c.cfg.APIKey)
+				se.Message = redact(se.Message, c.secrets(req))
 			}
 			res.Err, res.ErrorType = se, ErrStream
 		default:
@@ -288,9 +288,16 @@ func (c *Client) Do(ctx context.Context, req *Request) (res *Result) {
 	return res
 }
 
-func redactErr(de *DecodeError, key string) error {
-	de.Excerpt = redact(de.Excerpt, key)
+func redactErr(de *DecodeError, secrets []string) error {
+	de.Excerpt = redact(de.Excerpt, secrets)
 	return de
+}
+
+// secrets lists the credentials a request carries, to keep them out of errors. Only
+// failed requests need it, so it is built then.
+func (c *Client) secrets(req *Request) []string {
+	s := appendSecrets([]string{c.cfg.APIKey}, c.cfg.Headers)
+	return appendSecrets(s, req.Headers)
 }
 
 // roundTrip sends the request, retrying once on a fresh connection when a reused

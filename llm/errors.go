@@ -179,12 +179,33 @@ func isStaleConnError(err error) bool {
 		strings.Contains(err.Error(), "server closed idle connection")
 }
 
-// redact removes secret from s. It is applied to every server-provided text we keep.
-func redact(s, secret string) string {
-	if secret == "" || len(secret) < 4 {
-		return s
+// redact removes every secret from s. It is applied to every server-provided text we
+// keep, since a server may echo the request's credentials in an error.
+func redact(s string, secrets []string) string {
+	for _, secret := range secrets {
+		if len(secret) >= 4 {
+			s = strings.ReplaceAll(s, secret, "[REDACTED]")
+		}
 	}
-	return strings.ReplaceAll(s, secret, "[REDACTED]")
+	return s
+}
+
+// credentialHeaders carry secrets whatever way they are given: Config.APIKey, or set by
+// hand in Config.Headers or Request.Headers.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key", "Cookie"}
+
+// appendSecrets appends the secret values of h's credential headers to dst: each whole
+// value, and for "Scheme token" values the token alone.
+func appendSecrets(dst []string, h http.Header) []string {
+	for _, name := range credentialHeaders {
+		for _, v := range h.Values(name) {
+			dst = append(dst, v)
+			if _, token, ok := strings.Cut(v, " "); ok {
+				dst = append(dst, strings.TrimSpace(token))
+			}
+		}
+	}
+	return dst
 }
 
 func excerpt(b []byte, n int) string {

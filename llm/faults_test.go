@@ -91,6 +91,23 @@ func TestStatusErrors(t *testing.T) {
 	}
 }
 
+// TestCredentialHeadersRedacted: credentials set by hand in Config.Headers or
+// Request.Headers, not only Config.APIKey, stay out of errors when a server echoes them.
+func TestCredentialHeadersRedacted(t *testing.T) {
+	const other = "tok-OTHER-9876543210"
+	srv := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":"bad %s / %s / token %s"}`, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), other)
+	})
+	c := newClient(t, Config{BaseURL: srv.URL, Headers: http.Header{"Authorization": {"Bearer " + secret}}})
+	res := c.Do(context.Background(), &Request{Prompt: "x", Headers: http.Header{"X-Api-Key": {other}}})
+	var se *StatusError
+	require.ErrorAs(t, res.Err, &se)
+	assert.Equal(t, `{"error":"bad [REDACTED] / [REDACTED] / token [REDACTED]"}`, se.Body)
+	assert.NotContains(t, fmt.Sprintf("%+v", res), secret)
+	assert.NotContains(t, fmt.Sprintf("%+v", res), other)
+}
+
 // hijack runs fn on the raw connection of each request, after the request was read.
 func hijack(t *testing.T, fn func(c net.Conn, rw *bufio.ReadWriter)) *httptest.Server {
 	return handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
