@@ -6,7 +6,8 @@
 //   - RunScript runs a k6-style script through the same runner as `tokenstorm run`,
 //     in-process, with k6-flag-like overrides (VUs, Iterations, Duration, Env, URL).
 //   - Run runs a Scenario written in Go: VUs, iterations or duration or an arrival rate,
-//     an Exec function that receives a per-VU client, thresholds in k6 syntax and SLOs.
+//     an Exec function that receives the VU (with its own Client), thresholds in k6
+//     syntax and SLOs.
 //     It emits exactly the metric names and tags a script would, and its thresholds are
 //     parsed and evaluated by the same engine.
 //   - MockServer starts the embedded mock LLM for the test's lifetime and hands back its
@@ -32,8 +33,9 @@
 // Iterations or Duration. Under `go test -short` both shrink: durations and iteration
 // counts given through this package are divided by ShortFactor, keeping at least 100ms
 // and one iteration per VU (a script's Iterations shrink only when VUs is given too,
-// since k6 refuses fewer iterations than VUs). NoShrink opts out. Nothing sleeps for synchronisation; the mock and every
-// goroutine are stopped before the test ends (t.Cleanup), so goleak stays quiet.
+// since k6 refuses fewer iterations than VUs). NoShrink opts out. Nothing sleeps for
+// synchronisation; the mock and every goroutine are stopped before the test ends
+// (t.Cleanup), so goleak stays quiet.
 //
 // # Concurrency
 //
