@@ -13,8 +13,8 @@ import (
 // every chunk, the kernel stamp does not.
 //
 // Linux turns receive stamping on system-wide, asynchronously, when the first socket
-// asks for it; segments received before that are stamped at recvmsg time, which is
-// the read-time stamp this replaces, so nothing is lost.
+// asks for it; segments received before that carry no stamp, and a read of them is
+// stamped when it returns, the read-time stamp this replaces, so nothing is lost.
 //
 // last is written by whichever goroutine reads the connection (the caller's for an
 // HTTP/1.1 body, the transport's read loop for HTTP/2) and read by the Decoder.
@@ -46,4 +46,13 @@ func (c *arrivalConn) stamp(now time.Time) time.Time {
 		return now
 	}
 	return now.Add(-lag)
+}
+
+// since is the arrival of the newest bytes read, as time since start (the request's
+// start), never negative: bytes the kernel received before the request started (a
+// server writing to an idle keep-alive connection just as it is reused) or a forward
+// step of the wall clock between receive and now would otherwise date a response
+// before its own request.
+func (c *arrivalConn) since(start, now time.Time) time.Duration {
+	return max(c.stamp(now).Sub(start), 0)
 }

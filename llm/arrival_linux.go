@@ -19,6 +19,8 @@ type arrivalSys struct {
 	oobn   int
 	err    error
 	oob    [64]byte
+	// recvmsg is syscall.Recvmsg; tests replace it to inject errors.
+	recvmsg func(fd int, p, oob []byte, flags int) (n, oobn, recvflags int, from syscall.Sockaddr, err error)
 }
 
 // wrapArrival enables kernel receive timestamps on a TCP connection. Any failure
@@ -41,12 +43,19 @@ func wrapArrival(conn net.Conn) net.Conn {
 	c := &arrivalConn{Conn: conn}
 	c.sys.rc = rc
 	c.sys.readFn = c.recv
+	c.sys.recvmsg = syscall.Recvmsg
 	return c
 }
 
 func (c *arrivalConn) recv(fd uintptr) bool {
 	s := &c.sys
-	s.n, s.oobn, _, _, s.err = syscall.Recvmsg(int(fd), s.p, s.oob[:], 0)
+	for {
+		s.n, s.oobn, _, _, s.err = s.recvmsg(int(fd), s.p, s.oob[:], 0)
+		// A signal can interrupt the call; net.Conn reads retry it, so do we.
+		if s.err != syscall.EINTR {
+			break
+		}
+	}
 	if raceEnabled && s.err == nil {
 		// syscall.Read tells the race detector that a read follows the peer's write
 		// (the kernel orders them); Recvmsg does not. A zero-byte read restores that
@@ -77,12 +86,18 @@ func (c *arrivalConn) Read(p []byte) (int, error) {
 	if s.n == 0 {
 		return 0, io.EOF
 	}
-	if s.oobn >= cmsgTimestampOff+int(unsafe.Sizeof(syscall.Timespec{})) {
+	// A read without a stamp (the kernel omits it for segments that arrived before
+	// stamping was on) stores 0, the read's return time, rather than keep the previous
+	// read's older stamp for these newer bytes.
+	var at int64
+	const tsLen = int(unsafe.Sizeof(syscall.Timespec{}))
+	if s.oobn >= cmsgTimestampOff+tsLen {
 		h := (*syscall.Cmsghdr)(unsafe.Pointer(&s.oob[0]))
-		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS {
+		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && int(h.Len) >= cmsgTimestampOff+tsLen {
 			ts := (*syscall.Timespec)(unsafe.Pointer(&s.oob[cmsgTimestampOff]))
-			c.last.Store(ts.Nano())
+			at = ts.Nano()
 		}
 	}
+	c.last.Store(at)
 	return s.n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,8 +44,8 @@ func loopbackPair(t *testing.T) (*arrivalConn, net.Conn) {
 // kernelStampsOn returns once the kernel stamps segments when they arrive, holding a
 // stamped connection open for the rest of the test. Linux switches receive stamping on
 // system-wide, asynchronously, when the first socket asks for it (and off some time
-// after the last one closes); until then recvmsg reports the time of the recvmsg
-// itself, which is what a read-time stamp would say.
+// after the last one closes); until then reads carry no stamp and are dated when they
+// return, which is what a read-time stamp would say.
 func kernelStampsOn(t *testing.T) {
 	t.Helper()
 	ac, srv := loopbackPair(t)
@@ -212,4 +213,53 @@ func TestClientStampsChunksWithKernelTime(t *testing.T) {
 			assert.Zero(t, outside, "kernel stamps lie within the writes of their read")
 		})
 	}
+}
+
+// A read whose bytes carry no kernel stamp (stamping not yet on when they arrived, or
+// switched off) must not inherit the previous read's stamp: that would date new bytes
+// to an older read. Without a stamp the read's return time is used.
+func TestArrivalReadWithoutStampForgetsOldStamp(t *testing.T) {
+	kernelStampsOn(t)
+	ac, srv := loopbackPair(t)
+	buf := make([]byte, 64)
+	_, err := srv.Write([]byte("first"))
+	require.NoError(t, err)
+	_, err = ac.Read(buf)
+	require.NoError(t, err)
+	require.NotZero(t, ac.last.Load(), "the first read carries a kernel stamp")
+
+	var serr error
+	require.NoError(t, ac.sys.rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 0)
+	}))
+	require.NoError(t, serr)
+	_, err = srv.Write([]byte("second"))
+	require.NoError(t, err)
+	readStart := time.Now()
+	n, err := ac.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "second", string(buf[:n]))
+	at := ac.stamp(time.Now())
+	assert.False(t, at.Before(readStart), "an unstamped read is dated %v before it started, by the previous read's stamp", readStart.Sub(at))
+}
+
+// recvmsg interrupted by a signal is retried, as the runtime does for net.Conn reads,
+// rather than reported as a broken connection.
+func TestArrivalReadRetriesEINTR(t *testing.T) {
+	ac, srv := loopbackPair(t)
+	calls := 0
+	ac.sys.recvmsg = func(fd int, p, oob []byte, flags int) (int, int, int, syscall.Sockaddr, error) {
+		calls++
+		if calls == 1 {
+			return 0, 0, 0, nil, syscall.EINTR
+		}
+		return syscall.Recvmsg(fd, p, oob, flags)
+	}
+	_, err := srv.Write([]byte("data"))
+	require.NoError(t, err)
+	buf := make([]byte, 16)
+	n, err := ac.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "data", string(buf[:n]))
+	assert.GreaterOrEqual(t, calls, 2)
 }

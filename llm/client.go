@@ -216,7 +216,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (res *Result) {
 		res.Err, res.ErrorType, res.TimeoutPhase = classifyTransport(rctx, ctx, "request", err)
 		return res
 	}
-	res.TTFB = arr.stamp(time.Now()).Sub(start)
+	res.TTFB = arr.since(start, time.Now())
 	res.Status = resp.StatusCode
 	res.BytesReceived = headerBytes(resp)
 	if id := resp.Header.Get("X-Request-Id"); id != "" {
@@ -490,7 +490,8 @@ func (c *Client) readWhole(st *reqState, body io.Reader, res *Result, start time
 		}
 	}
 	dec.data = buf
-	t := st.arr.stamp(time.Now()).Sub(start)
+	// Not before the headers: the two stamps are converted from wall-clock time apart.
+	t := max(st.arr.since(start, time.Now()), res.TTFB)
 	a := &st.a
 	res.Chunks = 1
 	if !c.parse(st, buf, false) {
