@@ -58,8 +58,8 @@
 // says, are counted at the end of the request with github.com/tiktoken-go/tokenizer
 // (Config.Encoding, default cl100k_base; "none" disables counting). The prompt is
 // counted the same way when the server gives no prompt count, without any chat
-// template, so it is an estimate. CompareTokenizer counts both ways to expose the
-// discrepancy.
+// template, so it is an estimate. Config.CompareTokenizer counts both ways to expose
+// the discrepancy.
 //
 // # Errors
 //

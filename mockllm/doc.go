@@ -12,9 +12,9 @@
 //	POST /api/chat              Ollama (NDJSON unless "stream": false)
 //	GET  /v1/models, /health, /metrics
 //
-// Streams look like real servers' (see /work/shared/fixtures): OpenAI streams open with
-// vLLM's role-only chunk ({"role":"assistant","content":""}), carry TokensPerChunk
-// tokens per chunk, then a finish chunk with an empty delta, a usage chunk with
+// Streams look like real servers' (see the captures in llm/testdata): OpenAI streams
+// open with vLLM's role-only chunk ({"role":"assistant","content":""}), carry
+// TokensPerChunk tokens per chunk, then a finish chunk with an empty delta, a usage chunk with
 // "choices": [] when stream_options.include_usage is set, then "data: [DONE]".
 // Anthropic streams send message_start and ping, one content block per kind
 // (thinking, then text), message_delta with stop_reason and usage, message_stop.

@@ -1,6 +1,6 @@
-// Package tokens turns llm.Result values into tokenstorm's metrics: the catalogue of
-// DESIGN.md ("Metrics") as Go code, k6's four aggregations (CounterSink, GaugeSink,
-// RateSink, TrendSink), SLO predicates and goodput. docs/metrics.md defines every metric
+// Package tokens turns llm.Result values into tokenstorm's metrics: the metric
+// catalogue as Go code, k6's four aggregations (CounterSink, GaugeSink, RateSink,
+// TrendSink), SLO predicates and goodput. docs/metrics.md defines every metric
 // against the fields of llm.Result and against the names vLLM bench, AIPerf, GuideLLM
 // and llmperf use.
 //

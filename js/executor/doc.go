@@ -16,7 +16,7 @@
 //	    Dropped: func(sc *executor.Scenario) { dropped.Add(1) },
 //	    Lag:     func(sc *executor.Scenario, d time.Duration) { lag.Record(d) },
 //	})
-//	pool.Init(run.PlannedVUs())    // before setup(), as k6
+//	// the caller initialises run.PlannedVUs() VUs in its pool before setup(), as k6 does
 //	err = run.Start(ctx)           // blocks; cancel ctx for a graceful stop
 //
 // # Semantics
