@@ -240,7 +240,8 @@ export class Client {
   /**
    * Streams one chat request and returns when the stream has closed. Failures are
    * reported in the Result (`ok: false`), never thrown; invalid arguments throw.
-   * OpenAI-compatible clients use `/chat/completions`.
+   * OpenAI-compatible clients use `/chat/completions`; Anthropic and Ollama clients
+   * have only chat(), TGI clients only complete(): the other call throws.
    */
   chat(request: ChatRequest): Result;
   /**
