@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"sync"
 	"syscall"
@@ -262,4 +263,41 @@ func TestArrivalReadRetriesEINTR(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "data", string(buf[:n]))
 	assert.GreaterOrEqual(t, calls, 2)
+}
+
+// Reads through the netpoller keep net.Conn's behaviour: a deadline ends a blocked
+// read with a timeout, Close from another goroutine ends it with net.ErrClosed, and a
+// peer's reset surfaces as ECONNRESET (what the stale keep-alive retry looks for).
+func TestArrivalReadDeadlineCloseReset(t *testing.T) {
+	buf := make([]byte, 8)
+	t.Run("deadline", func(t *testing.T) {
+		ac, _ := loopbackPair(t)
+		require.NoError(t, ac.SetReadDeadline(time.Now().Add(20*time.Millisecond)))
+		_, err := ac.Read(buf)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+		var ne net.Error
+		require.ErrorAs(t, err, &ne)
+		assert.True(t, ne.Timeout())
+		require.NoError(t, ac.SetReadDeadline(time.Time{}))
+	})
+	t.Run("close while blocked", func(t *testing.T) {
+		ac, _ := loopbackPair(t)
+		done := make(chan error, 1)
+		go func() {
+			_, err := ac.Read(buf)
+			done <- err
+		}()
+		// Close races with the read's start; either way the read must end.
+		require.NoError(t, ac.Close())
+		assert.ErrorIs(t, <-done, net.ErrClosed)
+	})
+	t.Run("peer reset", func(t *testing.T) {
+		ac, srv := loopbackPair(t)
+		require.NoError(t, srv.(*net.TCPConn).SetLinger(0))
+		require.NoError(t, srv.Close())
+		_, err := ac.Read(buf)
+		assert.ErrorIs(t, err, syscall.ECONNRESET)
+		assert.True(t, isStaleConnError(err))
+	})
 }

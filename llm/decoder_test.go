@@ -393,6 +393,16 @@ func openAIMemoSeeds() [][2]string {
 		{`{"id":"x","object":"error","choices":[{"delta":{"content":"a"}}]}`, `{"id":"x","object":"error","choices":[{"delta":{"content":"b"}}]}`},
 		{`{"choices":[{"finish_reason":"stop","delta":{"content":"a"}}]}`, `{"choices":[{"finish_reason":"stop","delta":{"content":"b"}}]}`},
 		{`{"choices":[{"text":"t","delta":{"content":"a"}}]}`, `{"choices":[{"text":"t","delta":{"content":"b"}}]}`},
+		// Review cases: escaped quotes and backslashes in and before the content,
+		// multi-byte UTF-8 across the SWAR word boundary, a content value that spells
+		// the memo itself, whitespace after the colon, null content, a second choice.
+		{c(`{"content":"a\\\"b"}`), c(`{"content":"\"\\\"}\u00e9\ud83d\ude00"}`)},
+		{`{"id":"a\"b","choices":[{"delta":{"content":"x"}}]}`, `{"id":"a\"b","choices":[{"delta":{"content":"日本語のテキスト😀"}}]}`},
+		{c(`{"content":"a"}`), c(`{"content":"{\"id\":\"chatcmpl-1\",\"choices\":[{\"delta\":{\"content\":"}`)},
+		{c(`{"content": "a"}`), c(`{"content":  "b"}`)},
+		{c(`{"content":"a"}`), c(`{"content":null}`)},
+		{c(`{"content":"a"}`), c(`{"content":"b"}`)[:len(c(`{"content":"b"}`))-2] + `,{"index":1,"delta":{"content":"c"},"finish_reason":"stop"}]}`},
+		{`{"choices":[{"delta":{}},{"delta":{"content":"a"}}]}`, `{"choices":[{"delta":{}},{"delta":{"content":"b","content":"c"}}]}`},
 	}
 }
 
