@@ -13,7 +13,7 @@ import (
 // malformed chunk is reported as a decode error rather than silently accepted.
 //
 // encoding/json (reflection, an allocation per string) was two thirds of a plain Go
-// client's per-chunk cost (PEERS.md), hence this scanner.
+// client's per-chunk cost (docs/benchmarks.md), hence this scanner.
 type jscan struct {
 	b   []byte
 	i   int

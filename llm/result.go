@@ -5,7 +5,7 @@ import (
 )
 
 // ErrorType classifies a failed request. The values are the `error_type` tag of every
-// metric, so the set is closed and small (see DESIGN.md).
+// metric, so the set is closed and small (see docs/metrics.md).
 type ErrorType string
 
 // The error types. An empty ErrorType means the request succeeded.
@@ -33,7 +33,7 @@ const (
 // monotonic start taken just before the request is written; a zero duration means the
 // point was never reached (for example TTFT of a request that failed before any token).
 //
-// Definitions (DESIGN.md, docs/metrics.md):
+// Definitions (docs/metrics.md):
 //   - TTFB: start → response headers.
 //   - TTFT: start → first chunk carrying generated text of any kind, reasoning included.
 //     Role-only or empty deltas do not count.

@@ -7,7 +7,7 @@ import (
 	"github.com/tokenstorm/tokenstorm/llm"
 )
 
-// Metric names, as scripts, thresholds and summaries see them (DESIGN.md "Metrics").
+// Metric names, as scripts, thresholds and summaries see them (docs/metrics.md).
 const (
 	MetricReqs             = "llm_reqs"
 	MetricReqFailed        = "llm_req_failed"
@@ -94,8 +94,8 @@ var catalogue = [numMetrics]Def{
 	idGoodput:          {MetricGoodput, KindRate, false, "request met every SLO set on it"},
 }
 
-// Catalogue returns every built-in metric in DESIGN.md order. The slice is fresh; the
-// caller may keep or modify it.
+// Catalogue returns every built-in metric in the documented order (docs/metrics.md).
+// The slice is fresh; the caller may keep or modify it.
 func Catalogue() []Def { return append([]Def(nil), catalogue[:]...) }
 
 // Lookup returns the catalogue entry called name.

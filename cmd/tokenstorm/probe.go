@@ -185,7 +185,7 @@ func newRedactor(key string, hdr http.Header) func(string) string {
 	return strings.NewReplacer(pairs...).Replace
 }
 
-// probeJSON is the --json object; its keys are fixed by DESIGN.md.
+// probeJSON is the --json object; its keys are a documented contract (README, docs/metrics.md).
 type probeJSON struct {
 	OK               bool      `json:"ok"`
 	Status           int       `json:"status"`

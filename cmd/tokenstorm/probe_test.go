@@ -76,7 +76,7 @@ func TestProbeJSON(t *testing.T) {
 			slices.Sort(keys)
 			want := []string{"chunks", "completion_tokens", "duration_ms", "e2e_ms", "error", "error_type", "finish_reason",
 				"itl_ms", "ok", "prompt_tokens", "status", "text", "token_source", "tpot_ms", "ttfb_ms", "ttfo_ms", "ttft_ms"}
-			assert.Equal(t, want, keys, "exactly DESIGN.md's keys")
+			assert.Equal(t, want, keys, "exactly the documented keys")
 			var o probeJSON
 			require.NoError(t, json.Unmarshal([]byte(out), &o))
 			assert.True(t, o.OK)

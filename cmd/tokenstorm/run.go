@@ -91,7 +91,7 @@ Exit codes (k6's): 0 ok, 99 thresholds crossed, 100 setup timeout, 101 teardown 
 	fl.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-test summary as k6's JSON export to this file")
 	fl.StringVar(&f.trendStats, "summary-trend-stats", "", `trend statistics in the summary, e.g. "avg,p(95),p(99)"`)
 	fl.StringVar(&f.timeUnit, "summary-time-unit", "", `time unit of the trend stats in the summary: "s", "ms" or "us" (default: automatic)`)
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress line")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress line and no banner")
 	fl.BoolVar(&f.noColor, "no-color", false, "no colours in the output")
 	fl.BoolVar(&f.noSummary, "no-summary", false, "do not print the end-of-test summary")
 	return cmd

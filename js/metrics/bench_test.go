@@ -11,7 +11,7 @@ import (
 )
 
 // benchBatch is what one finished request emits: a few trends, counters and a rate,
-// with the DESIGN.md tag set.
+// with the tag set every llm_* sample carries.
 func benchBatch(b *testing.B, reg *Registry) []xk6ext.Sample {
 	b.Helper()
 	decl := func(name string, typ xk6ext.MetricType, vt xk6ext.ValueType) *xk6ext.Metric {
