@@ -18,7 +18,7 @@ export const options = {
   },
 };
 
-const url = storm.mock({ ttft: '15ms', prefillPerToken: '50us', itl: '3ms', seed: 4 });
+const url = storm.mock({ ttft: '15ms', prefillPerToken: '200us', itl: '3ms', seed: 4 });
 const client = new storm.Client({ url, model: 'mock-model' });
 
 const questions = [
