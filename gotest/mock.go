@@ -27,6 +27,7 @@ func MockServer(t testing.TB, cfg mockllm.Config) *Mock {
 	if err != nil {
 		cancel()
 		t.Fatalf("gotest: starting the mock LLM: %v", err)
+		return nil
 	}
 	t.Cleanup(func() {
 		if err := srv.Close(); err != nil {

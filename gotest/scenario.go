@@ -142,7 +142,7 @@ func Run(t testing.TB, s Scenario) *Result {
 	t.Helper()
 	if s.Exec == nil {
 		t.Fatalf("gotest: Scenario.Exec is nil")
-		return nil
+		return &Result{tb: t} // a Fatalf that returned (a recording TB) gets no nil
 	}
 	s.shrink()
 	if s.Client.BaseURL == "" {
@@ -154,7 +154,7 @@ func Run(t testing.TB, s Scenario) *Result {
 	rawOpts, err := s.options()
 	if err != nil {
 		t.Fatalf("%v", err)
-		return nil
+		return &Result{tb: t}
 	}
 	name := s.Name
 	if name == "" {
@@ -296,8 +296,11 @@ func (vu *VU) RunIteration(ctx context.Context, it executor.Iteration) error {
 	start := time.Now()
 	err := vu.p.s.Exec(ctx, vu)
 	end := time.Now()
-	if ctx.Err() != nil && err != nil {
-		return fmt.Errorf("%w: %w", err, context.Cause(ctx)) // cut short by the stop: not counted
+	// Cut short by the stop (a context error once ctx is done): not counted, as a
+	// script's interrupted iteration is not. Exec's own error still counts, as a script's
+	// exception does even after the stop (vm.VU.RunIteration).
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return fmt.Errorf("%w: %w", err, context.Cause(ctx))
 	}
 	vu.p.env.Emit([]xk6ext.Sample{
 		{Metric: vu.p.iters, Time: end, Value: 1, Tags: vu.tags},
