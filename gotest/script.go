@@ -59,8 +59,10 @@ func URL(u string) Option { return Env("LLM_URL", u) }
 // NoShrink keeps Duration and Iterations as given under -short.
 func NoShrink() Option { return func(c *config) { c.noShrink = true } }
 
-func (c *config) shrink() {
-	if c.noShrink || !testing.Short() {
+func (c *config) shrink() { c.shrinkBy(testing.Short()) }
+
+func (c *config) shrinkBy(short bool) {
+	if c.noShrink || !short {
 		return
 	}
 	if c.duration != nil {

@@ -23,3 +23,38 @@ func TestShrink(t *testing.T) {
 	s.shrinkBy(true)
 	assert.Equal(t, int64(12), s.Iterations)
 }
+
+// RunScript's overrides shrink as documented: Duration always, Iterations only beside
+// VUs (the script's own vus are unknown), never with NoShrink or without -short.
+func TestConfigShrink(t *testing.T) {
+	build := func(opts ...Option) *config {
+		var c config
+		for _, o := range opts {
+			o(&c)
+		}
+		return &c
+	}
+	for _, tc := range []struct {
+		name     string
+		opts     []Option
+		short    bool
+		wantDur  *time.Duration
+		wantIter *int64
+	}{
+		{"duration", []Option{Duration(5 * time.Second)}, true, ptr(500 * time.Millisecond), nil},
+		{"not short", []Option{Duration(5 * time.Second), Iterations(100), VUs(2)}, false, ptr(5 * time.Second), ptr(int64(100))},
+		{"iterations beside vus", []Option{Iterations(100), VUs(2)}, true, nil, ptr(int64(10))},
+		{"one per vu", []Option{Iterations(12), VUs(4)}, true, nil, ptr(int64(4))},
+		{"iterations alone", []Option{Iterations(100)}, true, nil, ptr(int64(100))},
+		{"no shrink", []Option{Duration(5 * time.Second), Iterations(100), VUs(2), NoShrink()}, true, ptr(5 * time.Second), ptr(int64(100))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := build(tc.opts...)
+			c.shrinkBy(tc.short)
+			assert.Equal(t, tc.wantDur, c.duration)
+			assert.Equal(t, tc.wantIter, c.iterations)
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
