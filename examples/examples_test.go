@@ -49,8 +49,11 @@ var exampleTests = map[string]func(t *testing.T){
 			"llm_reqs{model:mock-model,dialect:openai-chat,status:200,finish_reason:length,scenario:default}": "count",
 			"checks{check:request ok}": "passes",
 		} {
-			assert.Equal(t, 12.0, script.Summary().Metric(sub).Values[stat], sub)
-			assert.Equal(t, 12.0, goRes.Summary().Metric(sub).Values[stat], sub)
+			for _, res := range []*gotest.Result{script, goRes} {
+				m := res.Summary().Metric(sub)
+				require.NotNil(t, m, "%s is in the summary (a threshold names it)", sub)
+				assert.Equal(t, 12.0, m.Values[stat], sub)
+			}
 		}
 		assert.Equal(t, 12.0, script.Counter("llm_reqs"))
 		assert.Equal(t, int64(12), script.Trend("llm_ttft{tier:gold}").Count())

@@ -15,7 +15,9 @@
 //
 // Every crossed threshold is reported with t.Errorf naming the metric, the threshold
 // and the observed value; the returned Result gives typed access to every metric for
-// further testify assertions.
+// further testify assertions. Asking it for a trend or rate without samples, or a check
+// that never ran, fails the test rather than compare against zeroes. After a t.Fatalf
+// that returns (a recording testing.TB), the Result is still non-nil and reads zero.
 //
 // # Example
 //
@@ -40,6 +42,6 @@
 // # Concurrency
 //
 // Functions may be called from parallel tests (t.Parallel): every call has its own
-// runner, metrics engine and mock. A Scenario's Exec runs concurrently on its VUs, one
+// runner and metrics engine, and Run its own mock when the Scenario names no server. A Scenario's Exec runs concurrently on its VUs, one
 // iteration at a time per VU.
 package gotest

@@ -15,7 +15,8 @@ import (
 // Result is the outcome of a script or a Go scenario: typed access to every metric, the
 // threshold outcomes and the exit code `tokenstorm run` would have returned.
 type Result struct {
-	// ExitCode is k6's exit code for the run: 0, or 99 when a threshold was crossed.
+	// ExitCode is k6's exit code for the run (js.Exit*): 0, 99 when a threshold was
+	// crossed, 107 for an exception in setup() or teardown(), and so on.
 	ExitCode int
 	// Err explains a non-zero ExitCode.
 	Err error

@@ -21,7 +21,8 @@ import (
 // Scenario is a load scenario written in Go with a k6 script's vocabulary. Pick the load
 // model the way k6's shortcuts and executors do:
 //
-//   - Iterations: VUs share that many iterations (shared-iterations);
+//   - Iterations: VUs share that many iterations (shared-iterations), with Duration,
+//     if given, as the maxDuration;
 //   - Duration: VUs loop for that long (constant-vus);
 //   - Rate and Duration: Rate iterations per TimeUnit start whatever the latency
 //     (constant-arrival-rate), on up to MaxVUs VUs, VUs of them initialised up front.
@@ -64,7 +65,9 @@ type Scenario struct {
 	NoShrink bool
 
 	// Exec runs one iteration on vu. A returned error fails the iteration (it is
-	// logged, like an exception in a script's iteration) and the run goes on.
+	// logged, like an exception in a script's iteration) and the run goes on; the
+	// iteration still counts in iterations, unless it is a context error after the
+	// stop (an interrupted iteration, as in a script).
 	Exec func(ctx context.Context, vu *VU) error
 }
 

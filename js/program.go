@@ -44,7 +44,8 @@ type Env struct {
 
 // RunProgram runs a Program built by build, exactly as Run runs a script; name stands
 // for the script's path in the banner and in messages. build is called again when the
-// options set run-level tags, with Env.Tags holding them. A Program that implements
+// options set run-level tags (Env.Tags then holds them) or the module's run-wide
+// settings (noConnectionReuse, insecureSkipTLSVerify), as a script is compiled again. A Program that implements
 // interface{ Close() error } is closed when the run ends.
 func RunProgram(ctx context.Context, name string, build func(Env) (Program, error), opts Options) (*Report, error) {
 	r := newRunner(name, opts)
