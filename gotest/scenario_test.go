@@ -3,6 +3,7 @@ package gotest_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,9 @@ func TestRunScenarioReportsCrossedThreshold(t *testing.T) {
 	assert.Equal(t, 99, res.ExitCode)
 	require.Len(t, tb.errors, 1, "%q", tb.errors)
 	assert.Contains(t, tb.errors[0], `llm_ttft "p(95)<1": observed p(95) = `)
+	assert.True(t, strings.HasSuffix(tb.errors[0], "ms"), "the observed value is printed as a duration: %q", tb.errors[0])
+	// The mock's prefill is 30ms: the observed p(95) cannot be shorter.
+	assert.GreaterOrEqual(t, res.Thresholds[indexOf(t, res, "llm_ttft")].Observed, 30.0)
 }
 
 func TestRunScenarioArrivalRate(t *testing.T) {
