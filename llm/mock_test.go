@@ -82,55 +82,79 @@ func TestMockEveryDialect(t *testing.T) {
 	}
 }
 
+// TestMockFaults sends every mock fault, in every dialect, streamed and not, through the
+// client and checks the error_type (and timeout phase) it reports. A fault means
+// something else without a stream, so each case has an expectation for both.
 func TestMockFaults(t *testing.T) {
 	srv := startMock(t, mockllm.Config{TTFT: time.Millisecond, ITL: 500 * time.Microsecond})
-	for _, tc := range []struct {
-		fault mockllm.Fault
-		want  llm.ErrorType
+	type want struct {
+		typ   llm.ErrorType
 		phase string
+	}
+	for _, tc := range []struct {
+		fault         mockllm.Fault
+		stream, whole want
 	}{
-		{mockllm.FaultHTTP400, llm.ErrHTTP4xx, ""},
-		{mockllm.FaultHTTP404, llm.ErrHTTP4xx, ""},
-		{mockllm.FaultHTTP422, llm.ErrHTTP4xx, ""},
-		{mockllm.FaultHTTP429, llm.ErrRateLimited, ""},
-		{mockllm.FaultHTTP500, llm.ErrHTTP5xx, ""},
-		{mockllm.FaultHTTP503, llm.ErrHTTP5xx, ""},
-		{mockllm.FaultStallFirst, llm.ErrTimeout, llm.PhaseFirstToken},
-		{mockllm.FaultStallMid, llm.ErrTimeout, llm.PhaseIdle},
-		{mockllm.FaultCut, llm.ErrTruncated, ""},
-		{mockllm.FaultMalformed, llm.ErrDecode, ""},
-		{mockllm.FaultOversized, llm.ErrStream, ""},
-		{mockllm.FaultReset, llm.ErrNetwork, ""},
-		{mockllm.FaultErrorEvent, llm.ErrStream, ""},
+		{mockllm.FaultHTTP400, want{llm.ErrHTTP4xx, ""}, want{llm.ErrHTTP4xx, ""}},
+		{mockllm.FaultHTTP404, want{llm.ErrHTTP4xx, ""}, want{llm.ErrHTTP4xx, ""}},
+		{mockllm.FaultHTTP422, want{llm.ErrHTTP4xx, ""}, want{llm.ErrHTTP4xx, ""}},
+		{mockllm.FaultHTTP429, want{llm.ErrRateLimited, ""}, want{llm.ErrRateLimited, ""}},
+		{mockllm.FaultHTTP500, want{llm.ErrHTTP5xx, ""}, want{llm.ErrHTTP5xx, ""}},
+		{mockllm.FaultHTTP503, want{llm.ErrHTTP5xx, ""}, want{llm.ErrHTTP5xx, ""}},
+		// A whole response has no token before its body: both stalls are first_token.
+		{mockllm.FaultStallFirst, want{llm.ErrTimeout, llm.PhaseFirstToken}, want{llm.ErrTimeout, llm.PhaseFirstToken}},
+		{mockllm.FaultStallMid, want{llm.ErrTimeout, llm.PhaseIdle}, want{llm.ErrTimeout, llm.PhaseFirstToken}},
+		// Whole: half the body under a full Content-Length, the connection closes mid-body.
+		{mockllm.FaultCut, want{llm.ErrTruncated, ""}, want{llm.ErrStream, ""}},
+		{mockllm.FaultMalformed, want{llm.ErrDecode, ""}, want{llm.ErrDecode, ""}},
+		// A 2 MiB line, or body: over the 1 MiB limits set below.
+		{mockllm.FaultOversized, want{llm.ErrStream, ""}, want{llm.ErrStream, ""}},
+		{mockllm.FaultReset, want{llm.ErrNetwork, ""}, want{llm.ErrNetwork, ""}},
+		// Without a stream there is no in-stream event: the mock answers HTTP 500.
+		{mockllm.FaultErrorEvent, want{llm.ErrStream, ""}, want{llm.ErrHTTP5xx, ""}},
 	} {
 		for _, d := range allDialects {
-			t.Run(string(tc.fault)+"/"+string(d), func(t *testing.T) {
-				// Short phase deadlines only where a stall is the fault: building the
-				// oversized line takes the mock a while, during which no byte flows.
-				first, idle := 10*time.Second, 10*time.Second
-				if tc.phase != "" {
-					first, idle = 300*time.Millisecond, 100*time.Millisecond
+			for _, whole := range []bool{false, true} {
+				w, mode := tc.stream, "stream"
+				if whole {
+					w, mode = tc.whole, "whole"
 				}
-				c, err := llm.NewClient(llm.Config{
-					BaseURL: base(srv, d), Dialect: d,
-					FirstTokenTimeout: first, IdleTimeout: idle, Timeout: 20 * time.Second,
-					Headers: http.Header{mockllm.HeaderFault: {string(tc.fault)}},
-				})
-				require.NoError(t, err)
-				defer c.Close()
-				res := c.Do(context.Background(), &llm.Request{Prompt: "hello", MaxTokens: 12})
-				require.Error(t, res.Err)
-				assert.Equal(t, tc.want, res.ErrorType, "%v", res.Err)
-				assert.Equal(t, tc.phase, res.TimeoutPhase)
-				if s := tc.fault.Status(); s != 0 {
-					var se *llm.StatusError
-					require.True(t, errors.As(res.Err, &se))
-					assert.Equal(t, s, se.StatusCode)
-					if s == 429 {
-						assert.Equal(t, time.Second, se.RetryAfter)
+				t.Run(string(tc.fault)+"/"+string(d)+"/"+mode, func(t *testing.T) {
+					// Short phase deadlines only where a stall is the fault: building the
+					// oversized line takes the mock a while, during which no byte flows.
+					first, idle := 10*time.Second, 10*time.Second
+					if w.phase != "" {
+						first, idle = 300*time.Millisecond, 100*time.Millisecond
 					}
-				}
-			})
+					c, err := llm.NewClient(llm.Config{
+						BaseURL: base(srv, d), Dialect: d,
+						FirstTokenTimeout: first, IdleTimeout: idle, Timeout: 20 * time.Second,
+						MaxResponseBytes: 1 << 20,
+						Headers:          http.Header{mockllm.HeaderFault: {string(tc.fault)}},
+					})
+					require.NoError(t, err)
+					defer c.Close()
+					res := c.Do(context.Background(), &llm.Request{Prompt: "hello", MaxTokens: 12, NoStream: whole})
+					require.Error(t, res.Err)
+					assert.Equal(t, w.typ, res.ErrorType, "%v", res.Err)
+					assert.Equal(t, w.phase, res.TimeoutPhase)
+					// The client turns a panic while decoding into a stream error; make
+					// sure a stream error here is the fault, not a recovered panic.
+					assert.NotContains(t, res.Err.Error(), "internal error")
+					st := tc.fault.Status()
+					if whole && tc.fault == mockllm.FaultErrorEvent {
+						st = http.StatusInternalServerError
+					}
+					if st != 0 {
+						var se *llm.StatusError
+						require.True(t, errors.As(res.Err, &se))
+						assert.Equal(t, st, se.StatusCode)
+						if st == 429 {
+							assert.Equal(t, time.Second, se.RetryAfter)
+						}
+					}
+				})
+			}
 		}
 	}
 }
